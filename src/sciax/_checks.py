@@ -1,0 +1,119 @@
+"""Trace-time validation shared by every `simulate` call.
+
+Each check raises a `TypeError`/`ValueError` naming the argument, what was
+expected and what was given. Checks that need values use them when they are
+concrete and fall back to `equinox.error_if` when they are traced.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+_SCALARS = (bool, int, float, complex, np.generic)
+
+
+def _is_concrete(x) -> bool:
+    return not isinstance(x, jax.core.Tracer)
+
+
+def check_y0(y0):
+    leaves, _ = jax.tree_util.tree_flatten_with_path(y0)
+    if not leaves:
+        raise ValueError("simulate: y0 is an empty pytree; expected at least one floating-point array")
+    out = []
+    for path, leaf in leaves:
+        where = "y0" + jax.tree_util.keystr(path)
+        if not isinstance(leaf, (jax.Array, np.ndarray, *_SCALARS)):
+            raise TypeError(f"simulate: {where} must be an array, got {type(leaf).__name__}")
+        dtype = jnp.result_type(leaf)
+        if not jnp.issubdtype(dtype, jnp.inexact):
+            raise TypeError(
+                f"simulate: {where} must be floating point (or complex), got dtype {dtype}; "
+                "convert it, e.g. jnp.asarray(y0, dtype=float)"
+            )
+        out.append(jnp.asarray(leaf))
+    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(y0), out)
+
+
+def check_ts(ts):
+    if not isinstance(ts, (jax.Array, np.ndarray, list, tuple)):
+        raise TypeError(f"simulate: ts must be a 1-D array of output times, got {type(ts).__name__}")
+    ts = jnp.asarray(ts)
+    if ts.ndim != 1:
+        raise ValueError(f"simulate: ts must be 1-D, got shape {ts.shape}")
+    if ts.shape[0] < 2:
+        raise ValueError(f"simulate: ts needs at least 2 points (start and end time), got {ts.shape[0]}")
+    if not jnp.issubdtype(ts.dtype, jnp.floating):
+        ts = ts.astype(jnp.result_type(float))
+    if _is_concrete(ts):
+        steps = np.diff(np.asarray(ts))
+        if not np.all(steps > 0):
+            i = int(np.argmax(~(steps > 0)))
+            raise ValueError(
+                f"simulate: ts must be strictly increasing, but ts[{i}]={float(ts[i])} "
+                f">= ts[{i + 1}]={float(ts[i + 1])}"
+            )
+        return ts
+    return eqx.error_if(ts, jnp.any(jnp.diff(ts) <= 0), "simulate: ts must be strictly increasing")
+
+
+def check_params(params):
+    """Params: any pytree of arrays/scalars. Callable leaves (e.g. activation
+    functions inside an equinox network) are allowed and treated as static."""
+    leaves, _ = jax.tree_util.tree_flatten_with_path(params)
+    for path, leaf in leaves:
+        if isinstance(leaf, (jax.Array, np.ndarray, *_SCALARS)) or callable(leaf):
+            continue
+        where = "params" + jax.tree_util.keystr(path)
+        raise TypeError(
+            f"simulate: {where} must be an array or a number (params is a pytree of arrays), "
+            f"got {type(leaf).__name__}: {leaf!r:.80}"
+        )
+    return params
+
+
+def check_positive(name: str, value):
+    if value is None:
+        return value
+    if _is_concrete(value):
+        if not np.all(np.asarray(value) > 0):
+            raise ValueError(f"simulate: {name} must be > 0, got {value}")
+        return value
+    return eqx.error_if(value, jnp.any(value <= 0), f"simulate: {name} must be > 0")
+
+
+def check_rhs_structure(rhs: Callable, t0, y0, params, *, what: str = "vector field"):
+    """The right-hand side must return the same structure, shapes and dtypes as y0."""
+    out = jax.eval_shape(rhs, t0, y0, params)
+    y_struct = jax.tree_util.tree_structure(y0)
+    out_struct = jax.tree_util.tree_structure(out)
+    if y_struct != out_struct:
+        raise ValueError(
+            f"simulate: the {what} returned a pytree of structure {out_struct}, "
+            f"but y0 has structure {y_struct}; they must match"
+        )
+    y_leaves = jax.tree_util.tree_flatten_with_path(y0)[0]
+    for (path, y), o in zip(y_leaves, jax.tree_util.tree_leaves(out)):
+        if jnp.shape(y) != o.shape:
+            raise ValueError(
+                f"simulate: the {what} returned shape {o.shape} for y0{jax.tree_util.keystr(path)}, "
+                f"which has shape {jnp.shape(y)}; they must match"
+            )
+
+
+def check_options(method, options: dict):
+    """Every option must be a keyword-only argument of `method.solve`."""
+    params = inspect.signature(method.solve).parameters
+    accepted = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"simulate: unknown option(s) {', '.join(map(repr, unknown))} for method "
+            f"{type(method).__name__}; it accepts: {', '.join(accepted) or 'none'}"
+        )

@@ -1,0 +1,44 @@
+"""`AbstractModel`: the base of every simulated system (ODE, PDE, user subclass)."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import equinox as eqx
+from jaxtyping import Array, PyTree, Real
+
+from ._labels import Labels
+
+if TYPE_CHECKING:
+    from ._method import AbstractMethod
+
+
+class AbstractModel(eqx.Module):
+    """A dynamical system `dy/dt = rhs(t, y, params)`.
+
+    Subclasses define `rhs` and `default_method`. Structure that a specialised
+    method can exploit is exposed through optional hooks: `imex_split` (explicit
+    and implicit parts, for IMEX methods) and, in later model families, a stiff
+    linear part. `labels` names the state for `Solution.to_xarray`.
+
+    A model holds its configuration (functions, grids, names) as static fields;
+    anything to be differentiated or batched over goes in `params`.
+    """
+
+    @abc.abstractmethod
+    def rhs(self, t: Real[Array, ""], y: PyTree[Array], params: PyTree) -> PyTree[Array]:
+        """The time derivative of `y`; same pytree structure, shapes and dtypes as `y`."""
+
+    @abc.abstractmethod
+    def default_method(self) -> "AbstractMethod":
+        """The method `sciax.simulate` uses when none is given."""
+
+    def imex_split(self) -> tuple[Callable, Callable] | None:
+        """`(explicit, implicit)` right-hand sides summing to `rhs`, or `None`."""
+        return None
+
+    def labels(self) -> Labels:
+        """Names, units and coordinates of the state, for `Solution.to_xarray`."""
+        return Labels()

@@ -1,0 +1,1 @@
+"""Linear and nonlinear solvers for grids over lineax and optimistix. (Planned.)"""

@@ -1,0 +1,218 @@
+"""`AbstractDiffraxMethod`: the shared body of every ODE method, over `diffrax.diffeqsolve`."""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Callable
+from typing import ClassVar
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optimistix as optx
+from jaxtyping import Array, PyTree, Real
+
+from .. import _checks
+from .._method import AbstractMethod
+from .._model import AbstractModel
+from .._solution import Solution
+from ._failure import failure_code, raise_on_failure
+
+_JVP_HINT = (
+    "sciax.simulate: forward-mode differentiation (jax.jvp, jax.jacfwd, jax.linearize) of an "
+    "ODE solve needs adjoint=sciax.ode.ForwardMode(). The default "
+    "adjoint=sciax.ode.RecursiveCheckpointAdjoint() supports reverse mode (jax.grad, jax.vjp) only."
+)
+
+
+class AbstractDiffraxMethod(AbstractMethod):
+    """An ODE method backed by a `diffrax` solver.
+
+    Subclasses say which diffrax solver to build (`diffrax_solver`) and declare
+    `adaptive_capable` (has an embedded error estimate), optionally
+    `adaptive_by_default`, and, for explicit
+    Runge–Kutta methods, `rhs_evals_per_step`/`fsal` so that `stats` counts
+    right-hand-side evaluations exactly.
+    """
+
+    adaptive_capable: ClassVar[bool]
+    adaptive_by_default: ClassVar[bool | None] = None
+    rhs_evals_per_step: ClassVar[int | None] = None
+    fsal: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def diffrax_solver(self, rtol: float, atol: float, adaptive: bool) -> diffrax.AbstractSolver:
+        """The diffrax solver this method runs."""
+
+    def terms(self, model: AbstractModel) -> diffrax.AbstractTerm:
+        return diffrax.ODETerm(model.rhs)
+
+    def solve(
+        self,
+        model: AbstractModel,
+        y0: PyTree[Array],
+        ts: Real[Array, " T"],
+        params: PyTree,
+        *,
+        rtol: float = 1e-6,
+        atol: float = 1e-6,
+        dt0: float | None = None,
+        max_steps: int | None = None,
+        adaptive: bool | None = None,
+        adjoint: diffrax.AbstractAdjoint | None = None,
+        event: Callable | None = None,
+        dense: bool = False,
+        progress: bool = False,
+        throw: bool = True,
+    ) -> Solution:
+        """Integrate with diffrax.
+
+        **Options:**
+
+        - `rtol`, `atol`: tolerances of the PID step-size controller (adaptive) or of
+          the Newton iteration of implicit stages (fixed step).
+        - `dt0`: initial step (adaptive; chosen automatically when `None`) or the step
+          (fixed-step methods, where it is required).
+        - `max_steps`: step budget; default 4096 for adaptive steps, exactly enough for
+          fixed steps when `ts` and `dt0` are concrete.
+        - `adaptive`: `False` forces constant steps of `dt0` for an adaptive method.
+        - `adjoint`: `RecursiveCheckpointAdjoint()` (default, reverse mode),
+          `BacksolveAdjoint()` (O(1) memory, re-solves backwards), or `ForwardMode()`
+          (jax.jvp/jax.jacfwd; efficient when there are few inputs).
+        - `event`: `cond(t, y, params) -> scalar`; the solve stops where it crosses
+          zero (located by a Newton root find), reported in `Solution.event_time`.
+        - `dense`: keep dense output for `Solution.evaluate`.
+        - `progress`: show a tqdm progress bar.
+        - `throw`: raise on failure (default) or return `success=False`.
+        """
+        adaptive = self._resolve_adaptive(adaptive)
+        rtol = _checks.check_positive("rtol", rtol)
+        atol = _checks.check_positive("atol", atol)
+        if not adaptive and dt0 is None:
+            raise ValueError(f"simulate: {type(self).__name__} takes fixed steps; pass the step size as dt0=")
+        dt0 = _checks.check_positive("dt0", dt0)
+        max_steps = _max_steps(max_steps, adaptive, ts, dt0)
+        if event is not None and not callable(event):
+            raise TypeError(f"simulate: event must be a function cond(t, y, params) -> scalar, got {type(event).__name__}")
+        try:
+            return _integrate(
+                self, model, y0, ts, params, rtol, atol, dt0, max_steps, adaptive, adjoint, event, dense, progress, throw
+            )
+        except TypeError as err:
+            if "forward-mode" in str(err) and "custom_vjp" in str(err):
+                raise TypeError(_JVP_HINT) from err
+            raise
+
+    def _resolve_adaptive(self, adaptive: bool | None) -> bool:
+        if adaptive is None:
+            default = self.adaptive_by_default
+            return self.adaptive_capable if default is None else default
+        if adaptive and not self.adaptive_capable:
+            raise ValueError(
+                f"simulate: {type(self).__name__} has no error estimate and cannot take adaptive steps; "
+                "use adaptive=False with dt0=, or an adaptive method such as sciax.ode.Tsit5()"
+            )
+        return bool(adaptive)
+
+    def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, throw: bool) -> Solution:
+        ys, t_final, y_final = _split_final(sol, ts.shape[0])
+        code = failure_code(sol.result, y_final)
+        if throw:
+            ys = raise_on_failure(ys, code)
+        stats = {k: jnp.asarray(v) for k, v in sol.stats.items()}
+        if self.rhs_evals_per_step is not None:
+            # FSAL methods evaluate f(t0, y0) once up front; diffrax's automatic
+            # initial step reuses evaluations, so it adds none.
+            stats["num_rhs_evals"] = stats["num_steps"] * self.rhs_evals_per_step + int(self.fsal)
+        event_time = None
+        if has_event:
+            event_time = jnp.where(_fired(sol.event_mask), t_final, jnp.nan)
+        return Solution(
+            ts=ts,
+            ys=ys,
+            stats=stats,
+            success=code == 0,
+            result=sol.result,
+            event_time=event_time,
+            interpolation=sol.interpolation,
+        )
+
+
+@eqx.filter_jit
+def _integrate(
+    method: AbstractDiffraxMethod, model, y0, ts, params, rtol, atol, dt0, max_steps, adaptive, adjoint, event, dense,
+    progress, throw,
+) -> Solution:
+    # One compiled program for the solve and its post-processing, so that an
+    # un-jitted call compiles once rather than op by op.
+    controller = diffrax.PIDController(rtol=rtol, atol=atol) if adaptive else diffrax.ConstantStepSize()
+    # t1=True also saves the final state (where an event or a failure stopped the
+    # solve); plain SaveAt, unlike SaveAt(subs=...), works with every adjoint.
+    saveat = diffrax.SaveAt(ts=ts, t1=True, dense=dense)
+    sol = diffrax.diffeqsolve(
+        method.terms(model),
+        method.diffrax_solver(rtol, atol, adaptive),
+        t0=ts[0],
+        t1=ts[-1],
+        dt0=dt0,
+        y0=y0,
+        args=params,
+        saveat=saveat,
+        stepsize_controller=controller,
+        adjoint=adjoint if adjoint is not None else diffrax.RecursiveCheckpointAdjoint(),
+        event=_diffrax_event(event, rtol, atol),
+        max_steps=max_steps,
+        progress_meter=diffrax.TqdmProgressMeter() if progress else diffrax.NoProgressMeter(),
+        throw=False,
+    )
+    return method._to_solution(sol, ts, event is not None, throw)
+
+
+def _split_final(sol: diffrax.Solution, n: int):
+    """Separate the `SaveAt(ts=ts, t1=True)` output into the `ts` rows and the final state.
+
+    diffrax writes the saves in order, so when the solve stops early at an event or a
+    failure, the final state lands right after the last `ts` reached instead of at
+    row `n`. Rows from there on are not states at `ts` and become `inf`.
+    """
+    final = jnp.sum(jnp.isfinite(sol.ts)) - 1
+    reached = jnp.arange(n) < final
+
+    def rows(leaf):
+        mask = reached.reshape((n,) + (1,) * (leaf.ndim - 1))
+        return jnp.where(mask, leaf[:n], jnp.inf)
+
+    ys = jax.tree_util.tree_map(rows, sol.ys)
+    y_final = jax.tree_util.tree_map(lambda leaf: leaf[final], sol.ys)
+    return ys, sol.ts[final], y_final
+
+
+def _fired(event_mask) -> Array:
+    return jnp.any(jnp.stack([jnp.asarray(m) for m in jax.tree_util.tree_leaves(event_mask)]))
+
+
+def _diffrax_event(event: Callable | None, rtol, atol) -> diffrax.Event | None:
+    if event is None:
+        return None
+
+    def cond_fn(t, y, args, **kwargs):
+        return event(t, y, args)
+
+    return diffrax.Event(cond_fn, root_finder=optx.Newton(rtol=rtol, atol=atol))
+
+
+def _max_steps(max_steps: int | None, adaptive: bool, ts, dt0) -> int:
+    if max_steps is not None:
+        if not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+            raise ValueError(f"simulate: max_steps must be a positive integer, got {max_steps!r}")
+        return int(max_steps)
+    if adaptive or isinstance(ts, jax.core.Tracer) or isinstance(dt0, jax.core.Tracer):
+        return 4096
+    span = float(ts[-1] - ts[0])
+    return max(1, math.ceil(span / float(dt0) * (1 + 1e-12))) + 1
+
+
+__all__ = ["AbstractDiffraxMethod"]

@@ -1,0 +1,88 @@
+"""`ODE`: an ordinary differential equation `dy/dt = f(t, y, params)`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import equinox as eqx
+import jax
+from jaxtyping import Array, PyTree, Real
+
+from .._labels import Labels
+from .._method import AbstractMethod
+from .._model import AbstractModel
+
+
+class ODE(AbstractModel):
+    """An ODE `dy/dt = vector_field(t, y, params)` with `y` any pytree of arrays.
+
+    **Arguments:**
+
+    - `vector_field`: `f(t, y, params) -> dy/dt`, same structure and shapes as `y`.
+      May be omitted when `explicit` and `implicit` are given (it is then their sum).
+    - `explicit`, `implicit`: an optional split `f = explicit + implicit` for IMEX
+      methods (`KenCarp3/4/5`): the stiff part goes in `implicit`.
+    - `names`: names of the state components (last axis of an array state), e.g.
+      `("prey", "predator")`; each becomes a data variable in `to_xarray`.
+    - `units`, `long_names`: `{name: text}` attributes per component.
+    - `time_units`: units of time, e.g. `"year"`.
+
+    Functions are static configuration; everything to be differentiated or
+    batched over belongs in `params`. The default method is `Tsit5()`.
+    """
+
+    vector_field: Callable = eqx.field(static=True)
+    explicit: Callable | None = eqx.field(static=True)
+    implicit: Callable | None = eqx.field(static=True)
+    info: Labels = eqx.field(static=True)
+
+    def __init__(
+        self,
+        vector_field: Callable | None = None,
+        *,
+        explicit: Callable | None = None,
+        implicit: Callable | None = None,
+        names: Sequence[str] | None = None,
+        units: Mapping[str, str] | None = None,
+        long_names: Mapping[str, str] | None = None,
+        time_units: str | None = None,
+    ):
+        if (explicit is None) != (implicit is None):
+            raise ValueError("ODE: give both explicit= and implicit= (an IMEX split) or neither")
+        for name, fn in (("vector_field", vector_field), ("explicit", explicit), ("implicit", implicit)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"ODE: {name} must be callable f(t, y, params), got {type(fn).__name__}")
+        if vector_field is None:
+            if explicit is None:
+                raise TypeError("ODE: missing vector_field (or an explicit=/implicit= split)")
+            vector_field = _Sum(explicit, implicit)
+        self.vector_field = vector_field
+        self.explicit = explicit
+        self.implicit = implicit
+        self.info = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
+
+    def rhs(self, t: Real[Array, ""], y: PyTree[Array], params: PyTree) -> PyTree[Array]:
+        return self.vector_field(t, y, params)
+
+    def default_method(self) -> AbstractMethod:
+        from ._explicit import Tsit5
+
+        return Tsit5()
+
+    def imex_split(self) -> tuple[Callable, Callable] | None:
+        if self.explicit is None:
+            return None
+        return self.explicit, self.implicit
+
+    def labels(self) -> Labels:
+        return self.info
+
+
+class _Sum(eqx.Module):
+    """`explicit + implicit`, hashable so it can be a static field."""
+
+    explicit: Callable = eqx.field(static=True)
+    implicit: Callable = eqx.field(static=True)
+
+    def __call__(self, t, y, params):
+        return jax.tree_util.tree_map(lambda a, b: a + b, self.explicit(t, y, params), self.implicit(t, y, params))

@@ -1,0 +1,1 @@
+"""Device meshes, sharded grids, halo exchange and multi-host runs. (Planned.)"""

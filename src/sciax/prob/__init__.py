@@ -1,0 +1,1 @@
+"""Probabilistic models: NumPyro inference around any simulation, sensitivity analysis. (Planned.)"""

@@ -1,5 +1,7 @@
 """Bad input: a clear exception at trace time naming the argument, the expectation and the value."""
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -66,3 +68,11 @@ def test_ode_constructor_errors():
 def test_numpy_inputs_and_python_floats_are_accepted():
     sol = sciax.simulate(MODEL, np.array([1.0]), np.linspace(0.0, 1.0, 3), 1.0)
     np.testing.assert_allclose(float(sol.ys[-1, 0]), np.exp(-1.0), rtol=1e-5)
+
+
+def test_traced_ts_is_checked_at_run_time():
+    run = jax.jit(lambda ts: sciax.simulate(MODEL, Y0, ts).ys)
+    np.testing.assert_allclose(float(run(TS)[-1, 0]), np.exp(-1.0), rtol=1e-5)
+    # Raised inside compiled code: JAX may wrap equinox's error in a ValueError.
+    with pytest.raises((eqx.EquinoxRuntimeError, ValueError), match="ts must be strictly increasing"):
+        run(jnp.array([0.0, 1.0, 0.5]))

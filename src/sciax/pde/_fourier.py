@@ -1,0 +1,149 @@
+"""Fourier pseudo-spectral operators on a periodic `Grid` (real FFT layout).
+
+Every function takes a real field `u` whose last `grid.ndim` axes are the grid
+(any leading axes are batch axes) and uses `jnp.fft.rfftn`/`irfftn` over those
+axes. In the spectral ("rfft") layout the last grid axis has `n // 2 + 1`
+entries (non-negative wavenumbers only); the others have `n` entries in FFT
+order. All operators are linear, exact for trigonometric polynomials the grid
+resolves, and differentiable (jvp and vjp) in `u`.
+
+Wavenumbers are angular: `k = 2 pi m / L` for integer mode `m`, in inverse
+length units of the grid.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Bool, Complex, Float
+
+from ._grid import Grid
+
+
+def spectral_shape(grid: Grid) -> tuple[int, ...]:
+    """Shape of the rfft layout: `grid.shape[:-1] + (grid.shape[-1] // 2 + 1,)`."""
+    return grid.shape[:-1] + (grid.shape[-1] // 2 + 1,)
+
+
+def _mode_numbers(grid: Grid, axis: int) -> np.ndarray:
+    """Integer mode numbers `m` along `axis` in rfft layout, shaped to broadcast."""
+    n = grid.shape[axis]
+    m = np.arange(n // 2 + 1) if axis == grid.ndim - 1 else np.fft.fftfreq(n, 1.0 / n).round()
+    view = [1] * grid.ndim
+    view[axis] = m.shape[0]
+    return m.reshape(view)
+
+
+def _axes(grid: Grid) -> tuple[int, ...]:
+    return tuple(range(-grid.ndim, 0))
+
+
+def _check_axis(grid: Grid, axis: int) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -grid.ndim <= axis < grid.ndim:
+        raise ValueError(f"axis must be an integer in [0, {grid.ndim}) for this {grid.ndim}-D grid, got {axis!r}")
+    return int(axis) % grid.ndim
+
+
+def wavenumbers(grid: Grid) -> tuple[Float[Array, "..."], ...]:
+    """Angular wavenumbers `k_i = 2 pi m_i / L_i`, one per axis, in rfft layout.
+
+    Entry `i` has shape `(1, .., spectral_shape[i], .., 1)` so that the tuple
+    broadcasts against a spectral array; `k_i` is in 1/length units.
+    """
+    dtype = jnp.result_type(float)
+    return tuple(
+        jnp.asarray(2 * np.pi / length * _mode_numbers(grid, i), dtype=dtype) for i, length in enumerate(grid.lengths)
+    )
+
+
+def nyquist_mask(grid: Grid, axis: int) -> Bool[np.ndarray, "..."]:
+    """`True` at the Nyquist mode `|m| = n/2` along `axis` (never, when `n` is odd)."""
+    axis = _check_axis(grid, axis)
+    n = grid.shape[axis]
+    return (np.abs(_mode_numbers(grid, axis)) * 2 == n) if n % 2 == 0 else np.zeros_like(_mode_numbers(grid, axis), bool)
+
+
+def derivative_symbol(grid: Grid, axis: int = 0, order: int = 1) -> Complex[Array, "..."]:
+    """The Fourier symbol `(i k_axis)^order` of `d^order/dx_axis^order`, in rfft layout.
+
+    For odd orders the Nyquist mode (even `n`) is set to zero: its derivative is
+    not a real trigonometric polynomial on the grid, and zeroing it keeps the
+    result real. Broadcasts against a spectral array.
+    """
+    axis = _check_axis(grid, axis)
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
+        raise ValueError(f"order must be a non-negative integer, got {order!r}")
+    k = wavenumbers(grid)[axis]
+    symbol = (1j * k) ** int(order)
+    if order % 2 == 1:
+        symbol = jnp.where(jnp.asarray(nyquist_mask(grid, axis)), 0, symbol)
+    return symbol
+
+
+def laplacian_symbol(grid: Grid) -> Float[Array, "..."]:
+    """The symbol `-|k|^2` of the Laplacian, full rfft-layout shape."""
+    ks = wavenumbers(grid)
+    return -sum(jnp.broadcast_to(k, spectral_shape(grid)) ** 2 for k in ks)
+
+
+def dealias_mask(grid: Grid) -> Bool[np.ndarray, "..."]:
+    """Orszag's 2/3-rule mask in rfft layout: keeps modes with `3 |m_i| < n_i` on every axis.
+
+    Multiplying the spectrum of a quadratic product by this mask (and the
+    factors, before the product) removes all aliasing errors.
+    """
+    keep = np.ones(spectral_shape(grid), bool)
+    for i, n in enumerate(grid.shape):
+        keep = keep & (3 * np.abs(_mode_numbers(grid, i)) < n)
+    return keep
+
+
+def to_spectral(u: Float[Array, "*batch *grid"], grid: Grid) -> Complex[Array, "*batch *spectral"]:
+    """`rfftn` of `u` over its last `grid.ndim` axes (which must equal `grid.shape`)."""
+    _check_field(u, grid)
+    return jnp.fft.rfftn(u, axes=_axes(grid))
+
+
+def to_physical(u_hat: Complex[Array, "*batch *spectral"], grid: Grid) -> Float[Array, "*batch *grid"]:
+    """`irfftn` over the last `grid.ndim` axes, back to real values of shape `grid.shape`."""
+    if tuple(jnp.shape(u_hat)[-grid.ndim :]) != spectral_shape(grid):
+        raise ValueError(
+            f"to_physical: spectral array has trailing shape {tuple(jnp.shape(u_hat)[-grid.ndim:])}, "
+            f"expected {spectral_shape(grid)} for a grid of shape {grid.shape}"
+        )
+    return jnp.fft.irfftn(u_hat, s=grid.shape, axes=_axes(grid))
+
+
+def _check_field(u, grid: Grid) -> None:
+    shape = tuple(jnp.shape(u))
+    if shape[-grid.ndim :] != grid.shape or len(shape) < grid.ndim:
+        raise ValueError(f"field has shape {shape}, but its last {grid.ndim} axes must equal the grid shape {grid.shape}")
+
+
+def derivative(u: Float[Array, "*batch *grid"], grid: Grid, axis: int = 0, order: int = 1) -> Float[Array, "*batch *grid"]:
+    """Spectral derivative `d^order u / dx_axis^order` (Nyquist mode dropped for odd orders)."""
+    return to_physical(derivative_symbol(grid, axis, order) * to_spectral(u, grid), grid)
+
+
+def gradient(u: Float[Array, "*batch *grid"], grid: Grid) -> tuple[Float[Array, "*batch *grid"], ...]:
+    """Spectral gradient `(du/dx, du/dy, ...)`, one array per axis."""
+    u_hat = to_spectral(u, grid)
+    return tuple(to_physical(derivative_symbol(grid, i, 1) * u_hat, grid) for i in range(grid.ndim))
+
+
+def laplacian(u: Float[Array, "*batch *grid"], grid: Grid) -> Float[Array, "*batch *grid"]:
+    """Spectral Laplacian `sum_i d^2 u / dx_i^2`."""
+    return to_physical(laplacian_symbol(grid) * to_spectral(u, grid), grid)
+
+
+def inverse_laplacian(f: Float[Array, "*batch *grid"], grid: Grid) -> Float[Array, "*batch *grid"]:
+    """The zero-mean solution `phi` of `laplacian(phi) = f - mean(f)` on the periodic box.
+
+    The Laplacian is singular on constants, so the zero mode is mapped to 0: the
+    mean of `f` is ignored (a periodic Poisson problem is solvable only for
+    zero-mean `f`) and the returned `phi` has zero mean.
+    """
+    symbol = laplacian_symbol(grid)
+    is_zero = symbol == 0
+    inverse = jnp.where(is_zero, 0.0, 1.0 / jnp.where(is_zero, 1.0, symbol))
+    return to_physical(inverse * to_spectral(f, grid), grid)

@@ -42,25 +42,31 @@ def check_y0(y0):
 
 
 def check_ts(ts):
+    """Validate output times. Concrete input stays a NumPy array, so methods whose step
+    counts are fixed at trace time (ETDRK, Leapfrog, ...) can read it even inside
+    `jax.jit`, where every `jnp` operation returns a tracer."""
     if not isinstance(ts, (jax.Array, np.ndarray, list, tuple)):
         raise TypeError(f"simulate: ts must be a 1-D array of output times, got {type(ts).__name__}")
-    ts = jnp.asarray(ts)
+    concrete = _is_concrete(ts)
+    if concrete:
+        ts = np.asarray(ts)
+        if not np.issubdtype(ts.dtype, np.floating):
+            ts = ts.astype(jax.dtypes.canonicalize_dtype(np.float64))
+    else:
+        ts = ts if jnp.issubdtype(ts.dtype, jnp.floating) else ts.astype(jnp.result_type(float))
     if ts.ndim != 1:
         raise ValueError(f"simulate: ts must be 1-D, got shape {ts.shape}")
     if ts.shape[0] < 2:
         raise ValueError(f"simulate: ts needs at least 2 points (start and end time), got {ts.shape[0]}")
-    if not jnp.issubdtype(ts.dtype, jnp.floating):
-        ts = ts.astype(jnp.result_type(float))
-    if _is_concrete(ts):
-        steps = np.diff(np.asarray(ts))
-        if not np.all(steps > 0):
-            i = int(np.argmax(~(steps > 0)))
-            raise ValueError(
-                f"simulate: ts must be strictly increasing, but ts[{i}]={float(ts[i])} "
-                f">= ts[{i + 1}]={float(ts[i + 1])}"
-            )
-        return ts
-    return eqx.error_if(ts, jnp.any(jnp.diff(ts) <= 0), "simulate: ts must be strictly increasing")
+    if not concrete:
+        return eqx.error_if(ts, jnp.any(jnp.diff(ts) <= 0), "simulate: ts must be strictly increasing")
+    steps = np.diff(ts)
+    if not np.all(steps > 0):
+        i = int(np.argmax(~(steps > 0)))
+        raise ValueError(
+            f"simulate: ts must be strictly increasing, but ts[{i}]={float(ts[i])} >= ts[{i + 1}]={float(ts[i + 1])}"
+        )
+    return ts
 
 
 def check_params(params):

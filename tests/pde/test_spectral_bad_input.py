@@ -86,3 +86,62 @@ def test_blow_up_is_reported():
         sciax.simulate(model, u0, ts, None, method=pde.ETDRK1(dt=0.01))
     sol = sciax.simulate(model, u0, ts, None, method=pde.ETDRK1(dt=0.01), throw=False)
     assert not bool(sol.success)
+
+
+@pytest.mark.parametrize("bc", ["dirichlet", pde.Dirichlet(0.0), (pde.Periodic(), pde.Neumann())], ids=["str", "dirichlet", "mixed"])
+def test_non_periodic_bc_points_to_fd_models(bc):
+    g = pde.Grid((8, 8), 1.0)
+    with pytest.raises(ValueError, match=r"sciax\.pde\.fd"):
+        spectral.navier_stokes_2d(g, bc=bc)
+    with pytest.raises(ValueError, match=r"sciax\.pde\.fd"):
+        pde.SemilinearPDE(g, lambda k, p: -k[0] ** 2, bc=bc)
+    # periodic spelled every accepted way is fine
+    for ok in ("periodic", pde.Periodic(), (pde.Periodic(), pde.Periodic())):
+        spectral.heat(g, bc=ok)
+
+
+def test_grid_sizes_the_method_cannot_use():
+    with pytest.raises(ValueError, match="too few for dealias"):
+        spectral.burgers(pde.Grid(3, 1.0))
+    with pytest.raises(ValueError, match="forcing_mode=6 is not resolved"):
+        spectral.navier_stokes_2d(pde.Grid((16, 16), 1.0), forcing_mode=6)
+    with pytest.raises(ValueError, match="needs a 2-D"):
+        spectral.navier_stokes_2d(pde.Grid(16, 1.0))
+    with pytest.raises(ValueError, match="needs a 3-D"):
+        spectral.navier_stokes_3d(pde.Grid((8, 8), 1.0))
+    gs = spectral.gray_scott(pde.Grid((8, 8), 1.0))
+    with pytest.raises(ValueError, match=r"expected \(2, 8, 8\)"):
+        sciax.simulate(gs, jnp.zeros((8, 8)), TS, {"Du": 1.0, "Dv": 1.0, "F": 0.0, "kappa": 0.0}, method=pde.ETDRK4(dt=0.05))
+
+
+@pytest.mark.parametrize("cls", [pde.IFRK4, pde.CNAB2])
+@pytest.mark.parametrize("dt", [0.0, -1.0])
+def test_new_steppers_reject_nonpositive_dt(cls, dt):
+    with pytest.raises(ValueError, match="dt must be > 0"):
+        cls(dt=dt)
+
+
+def test_growth_that_overflows_the_exponential():
+    # L = +50 (a growth rate): exp(dt L) overflows float64 for dt > (log(max) - 1) / 50 ~ 14.2.
+    model = pde.SemilinearPDE(GRID, lambda k, p: p["rate"] + 0.0 * k[0])
+    with pytest.raises(ValueError, match=r"largest safe dt is 14\.1"):
+        sciax.simulate(model, U0, jnp.array([0.0, 20.0]), {"rate": 50.0}, method=pde.ETDRK4(dt=20.0))
+    with pytest.raises(ValueError, match="largest safe dt"):
+        sciax.simulate(model, U0, jnp.array([0.0, 20.0]), {"rate": 50.0}, method=pde.IFRK4(dt=20.0))
+    import jax
+
+    ts = jnp.array([0.0, 20.0])
+    run = jax.jit(lambda p: sciax.simulate(model, U0, ts, p, method=pde.ETDRK1(dt=20.0)).ys)
+    with pytest.raises(Exception, match="largest safe dt"):
+        run({"rate": jnp.asarray(50.0)})
+
+
+def test_model_arguments_are_checked():
+    with pytest.raises(ValueError, match="not both"):
+        pde.SemilinearPDE(GRID, lambda k, p: 0.0, lambda t, u, p, g: u, nonlinear_spectral=lambda t, u, p, g: u)
+    with pytest.raises(ValueError, match="dealias must be True, False or a fraction"):
+        pde.SemilinearPDE(GRID, lambda k, p: 0.0, dealias=1.5)
+    with pytest.raises(TypeError, match="fields must be"):
+        pde.SemilinearPDE(GRID, lambda k, p: 0.0, fields="uv")
+    with pytest.raises(KeyError, match="allen_cahn: params must be a dict with key 'epsilon'"):
+        sciax.simulate(spectral.allen_cahn(GRID), U0, TS, {"eps": 0.1}, method=pde.ETDRK4(dt=0.05))

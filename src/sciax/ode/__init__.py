@@ -5,6 +5,12 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
 - non-stiff, adaptive: `Tsit5` (default), `Dopri5`, `Dopri8`;
 - fixed step (`dt0=`): `Euler`, `Heun`, `RK4`;
 - stiff (implicit): `ImplicitEuler`, `Kvaerno3`, `Kvaerno4`, `Kvaerno5`;
+- stiff (linearly implicit Rosenbrock–Wanner, one Jacobian per step): `Rodas5P`,
+  `Rodas4`, `Ros3P`; dense or matrix-free (`lineax`) stage solves;
+- automatic: `Auto()` picks `Tsit5` or `Rodas5P` from a stiffness estimate;
+- SDEs (`SDE(drift, diffusion, ...)`, `key=` option): `EulerMaruyama`,
+  `StratonovichHeun`, `Milstein` (`ItoMilstein`, `StratonovichMilstein`), and for
+  additive noise `SRA1`, `ShARK`; `ensemble_stats` summarises a vmapped ensemble;
 - IMEX (needs `ODE(explicit=..., implicit=...)`): `KenCarp3`, `KenCarp4`, `KenCarp5`.
 
 Adjoints (`adjoint=`), re-exported from diffrax:
@@ -27,10 +33,27 @@ from ._diffrax_method import AbstractDiffraxMethod
 from ._explicit import RK4, Dopri5, Dopri8, Euler, Heun, Tsit5
 from ._imex import KenCarp3, KenCarp4, KenCarp5
 from ._implicit import ImplicitEuler, Kvaerno3, Kvaerno4, Kvaerno5
+from ._auto import Auto
+from ._ensemble import ensemble_stats
 from ._ode import ODE
+from ._rosenbrock_methods import AbstractRosenbrock, Rodas4, Rodas5P, Ros3P
+from ._sde import SDE
+from ._sde_methods import (
+    SRA1,
+    AbstractSDEMethod,
+    EulerMaruyama,
+    ItoMilstein,
+    Milstein,
+    ShARK,
+    StratonovichHeun,
+    StratonovichMilstein,
+)
+from ._stiff_catalogue import hires, pollu, stiff_problem
 
 __all__ = [
     "ODE",
+    "SDE",
+    "Auto",
     "AbstractDiffraxMethod",
     "Euler",
     "Heun",
@@ -42,6 +65,19 @@ __all__ = [
     "Kvaerno3",
     "Kvaerno4",
     "Kvaerno5",
+    "AbstractRosenbrock",
+    "Rodas5P",
+    "Rodas4",
+    "Ros3P",
+    "AbstractSDEMethod",
+    "EulerMaruyama",
+    "StratonovichHeun",
+    "ItoMilstein",
+    "StratonovichMilstein",
+    "Milstein",
+    "SRA1",
+    "ShARK",
+    "ensemble_stats",
     "KenCarp3",
     "KenCarp4",
     "KenCarp5",
@@ -51,4 +87,7 @@ __all__ = [
     "lotka_volterra",
     "robertson",
     "van_der_pol",
+    "hires",
+    "pollu",
+    "stiff_problem",
 ]

@@ -131,7 +131,7 @@ class AbstractDiffraxMethod(AbstractMethod):
         if has_event:
             event_time = jnp.where(_fired(sol.event_mask), t_final, jnp.nan)
         return Solution(
-            ts=ts,
+            ts=jnp.asarray(ts),
             ys=ys,
             stats=stats,
             success=code == 0,

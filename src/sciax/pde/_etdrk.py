@@ -18,19 +18,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float, PyTree, Real
+from jaxtyping import Array
 
-from .._method import AbstractMethod
-from .._solution import Solution
-from . import _fourier
-from ._semilinear import SemilinearPDE
-
-_NONFINITE = (
-    "sciax.simulate: the PDE state became NaN or inf during exponential time differencing. "
-    "The solution blew up: reduce dt, check the model and params (a linear symbol with a large "
-    "positive real part overflows exp(dt * L)), or set dealias=True for an under-resolved "
-    "quadratic nonlinearity."
-)
+from ._spectral_stepper import AbstractSpectralStepper, _check_dt
 
 
 def contour_mean(fn: Callable, z: Array, num_points: int) -> tuple[Array, ...]:
@@ -55,7 +45,7 @@ def contour_mean(fn: Callable, z: Array, num_points: int) -> tuple[Array, ...]:
     return means if jnp.iscomplexobj(z) else tuple(m.real for m in means)
 
 
-class AbstractETDRK(AbstractMethod):
+class AbstractETDRK(AbstractSpectralStepper):
     """An exponential time differencing Runge–Kutta method for a `sciax.pde.SemilinearPDE`.
 
     Advances the Fourier coefficients `v = rfft(u)` of `u_t = L u + N(u)` with
@@ -68,122 +58,25 @@ class AbstractETDRK(AbstractMethod):
       interval of the output times `ts` must be a whole number of steps.
     - `contour_points`: points on the Kassam–Trefethen contour (default 32).
 
-    Subclasses give `coefficients(z, dt)` for `z = dt * L` and one `step`.
+    Subclasses give `etd_coefficients(z)` for `z = dt * L` and one `step`.
     """
 
     dt: float = eqx.field(static=True)
     contour_points: int = eqx.field(static=True)
-    stages: ClassVar[int]
 
     def __init__(self, dt: float, *, contour_points: int = 32):
         name = type(self).__name__
-        if isinstance(dt, jax.core.Tracer) or not isinstance(dt, (int, float, np.integer, np.floating)) or isinstance(dt, bool):
-            raise TypeError(f"{name}: dt must be a Python number (the step is static configuration), got {dt!r}")
-        if not (np.isfinite(dt) and dt > 0):
-            raise ValueError(f"{name}: dt must be > 0 and finite, got dt={dt!r}")
         if isinstance(contour_points, bool) or not isinstance(contour_points, (int, np.integer)) or contour_points < 8:
             raise ValueError(f"{name}: contour_points must be an integer >= 8, got {contour_points!r}")
-        self.dt = float(dt)
+        self.dt = _check_dt(dt, name)
         self.contour_points = int(contour_points)
 
+    def coefficients(self, symbol: Array) -> tuple[Array, ...]:
+        return self.etd_coefficients(self.dt * symbol)
+
     @abc.abstractmethod
-    def coefficients(self, z: Array) -> tuple[Array, ...]:
+    def etd_coefficients(self, z: Array) -> tuple[Array, ...]:
         """The scheme's coefficient arrays for `z = dt * L` (rfft layout)."""
-
-    @abc.abstractmethod
-    def step(self, coeffs: tuple[Array, ...], nonlinear: Callable, v: Array, t: Array) -> Array:
-        """One step of size `dt` from Fourier coefficients `v` at time `t`; `nonlinear(t, v)` is `rfft(N)`."""
-
-    def solve(
-        self,
-        model: SemilinearPDE,
-        y0: Float[Array, "..."],
-        ts: Real[Array, " T"],
-        params: PyTree,
-        *,
-        throw: bool = True,
-    ) -> Solution:
-        """Integrate `model` with fixed steps `dt` and return the state at every time in `ts`.
-
-        `y0` is real of shape `model.grid.shape`; `ts` must be concrete (not traced)
-        with every interval a whole multiple of `dt`. Returns a `Solution` with
-        `ys` of shape `(len(ts), *grid.shape)`, `stats` (`num_steps`,
-        `num_accepted_steps`, `num_rejected_steps` = 0, `num_rhs_evals` = nonlinear
-        evaluations) and `success` (state finite). With `throw=True` (default) a
-        non-finite state raises at run time (`equinox.error_if`).
-
-        Differentiable (reverse and forward mode) with respect to `y0` and `params`,
-        which may enter both the linear symbol and the nonlinear term.
-        """
-        name = type(self).__name__
-        if not isinstance(model, SemilinearPDE):
-            raise TypeError(
-                f"simulate: {name} integrates a sciax.pde.SemilinearPDE (u_t = L u + N(u)), got "
-                f"{type(model).__name__}; use a sciax.ode method such as sciax.ode.Tsit5() for other models"
-            )
-        y0 = jnp.asarray(y0)
-        model.check_state(y0, "y0")
-        counts = _step_counts(ts, self.dt, name)
-        return _etd_solve(self, model, y0, jnp.asarray(ts), params, counts, bool(throw))
-
-
-def _step_counts(ts, dt: float, name: str) -> tuple[int, ...]:
-    if isinstance(ts, jax.core.Tracer):
-        raise ValueError(
-            f"simulate: {name} needs concrete output times ts (the number of steps per interval is fixed "
-            "at trace time); close over ts instead of passing it as a traced argument of jax.jit/vmap"
-        )
-    ts = np.asarray(ts)
-    eps = np.finfo(ts.dtype).eps if np.issubdtype(ts.dtype, np.floating) else 0.0
-    diffs = np.diff(ts.astype(np.float64))
-    counts = np.rint(diffs / dt)
-    tol = np.maximum(1e-9 * np.abs(diffs), 8 * eps * np.maximum(np.abs(ts[:-1]), np.abs(ts[1:])))
-    bad = (counts < 1) | (np.abs(counts * dt - diffs) > tol)
-    if np.any(bad):
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"simulate: {name}(dt={dt}) takes fixed steps, so every interval of ts must be a whole "
-            f"number of steps; ts[{i + 1}] - ts[{i}] = {float(diffs[i])!r} is {float(diffs[i] / dt)!r} steps. "
-            "Choose dt dividing every interval (or ts on a multiple of dt)"
-        )
-    return tuple(int(c) for c in counts)
-
-
-@eqx.filter_jit
-def _etd_solve(method: AbstractETDRK, model: SemilinearPDE, y0, ts, params, counts: tuple[int, ...], throw: bool):
-    grid, dt = model.grid, method.dt
-    coeffs = method.coefficients(dt * model.linear_symbol(params))
-
-    def nonlinear(t, v):
-        return model.nonlinear_hat(t, v, params)
-
-    n_max, uniform = max(counts), len(set(counts)) == 1
-    t_dtype = jnp.result_type(ts.dtype, float)
-
-    def interval(v, inputs):
-        t0, n = inputs
-
-        def one_step(v, j):
-            new = method.step(coeffs, nonlinear, v, t0 + j.astype(t_dtype) * dt)
-            return (new if uniform else jnp.where(j < n, new, v)), None
-
-        v, _ = jax.lax.scan(one_step, v, jnp.arange(n_max))
-        return v, _fourier.to_physical(v, grid).astype(y0.dtype)
-
-    v0 = _fourier.to_spectral(y0, grid)
-    _, ys = jax.lax.scan(interval, v0, (ts[:-1].astype(t_dtype), jnp.asarray(counts)))
-    ys = jnp.concatenate([y0[None], ys])
-    success = jnp.all(jnp.isfinite(ys))
-    if throw:
-        ys = eqx.error_if(ys, ~success, _NONFINITE)
-    num_steps = jnp.asarray(sum(counts))
-    stats = {
-        "num_steps": num_steps,
-        "num_accepted_steps": num_steps,
-        "num_rejected_steps": jnp.zeros_like(num_steps),
-        "num_rhs_evals": num_steps * method.stages,
-    }
-    return Solution(ts=ts, ys=ys, stats=stats, success=success)
 
 
 class ETDRK1(AbstractETDRK):
@@ -191,7 +84,7 @@ class ETDRK1(AbstractETDRK):
 
     stages: ClassVar[int] = 1
 
-    def coefficients(self, z):
+    def etd_coefficients(self, z):
         h = self.dt
         (phi1,) = contour_mean(lambda w: ((jnp.exp(w) - 1) / w,), z, self.contour_points)
         return jnp.exp(z), h * phi1
@@ -206,7 +99,7 @@ class ETDRK2(AbstractETDRK):
 
     stages: ClassVar[int] = 2
 
-    def coefficients(self, z):
+    def etd_coefficients(self, z):
         h = self.dt
 
         def phis(w):
@@ -232,7 +125,7 @@ class ETDRK4(AbstractETDRK):
 
     stages: ClassVar[int] = 4
 
-    def coefficients(self, z):
+    def etd_coefficients(self, z):
         h = self.dt
 
         def fns(w):

@@ -13,6 +13,8 @@ length units of the grid.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Complex, Float
@@ -86,16 +88,30 @@ def laplacian_symbol(grid: Grid) -> Float[Array, "..."]:
     return -sum(jnp.broadcast_to(k, spectral_shape(grid)) ** 2 for k in ks)
 
 
-def dealias_mask(grid: Grid) -> Bool[np.ndarray, "..."]:
-    """Orszag's 2/3-rule mask in rfft layout: keeps modes with `3 |m_i| < n_i` on every axis.
+def dealias_mask(grid: Grid, fraction: float = 2 / 3) -> Bool[np.ndarray, "..."]:
+    """Dealiasing mask in rfft layout: keeps modes with `|m_i| < fraction * n_i / 2` on every axis.
 
-    Multiplying the spectrum of a quadratic product by this mask (and the
-    factors, before the product) removes all aliasing errors.
+    The default `fraction = 2/3` is Orszag's 2/3 rule, `3 |m_i| < n_i`: multiplying
+    the spectrum of a quadratic product by this mask (and the factors, before the
+    product) removes all aliasing errors. `fraction = 1/2` does the same for cubic
+    products (`4 |m_i| < n_i`); in general `2 / (p + 1)` for degree `p`.
+    The comparison is exact (rational), so `n = 12, fraction = 2/3` keeps `|m| <= 3`.
     """
+    ratio = _as_fraction(fraction)
     keep = np.ones(spectral_shape(grid), bool)
     for i, n in enumerate(grid.shape):
-        keep = keep & (3 * np.abs(_mode_numbers(grid, i)) < n)
+        # 2 |m| < (p/q) n  <=>  2 q |m| < p n, in integers
+        keep = keep & (2 * ratio.denominator * np.abs(_mode_numbers(grid, i)) < ratio.numerator * n)
     return keep
+
+
+def _as_fraction(fraction) -> Fraction:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.integer, np.floating, Fraction)):
+        raise TypeError(f"dealias fraction must be a number in (0, 1], got {fraction!r}")
+    if not 0 < float(fraction) <= 1:
+        raise ValueError(f"dealias fraction must be in (0, 1], got {fraction!r}")
+    # float(2/3) is not exactly 2/3: recover the intended small rational
+    return Fraction(fraction).limit_denominator(1000)
 
 
 def to_spectral(u: Float[Array, "*batch *grid"], grid: Grid) -> Complex[Array, "*batch *spectral"]:
@@ -147,3 +163,39 @@ def inverse_laplacian(f: Float[Array, "*batch *grid"], grid: Grid) -> Float[Arra
     is_zero = symbol == 0
     inverse = jnp.where(is_zero, 0.0, 1.0 / jnp.where(is_zero, 1.0, symbol))
     return to_physical(inverse * to_spectral(f, grid), grid)
+
+
+def divergence(v: Float[Array, "*batch D *grid"], grid: Grid) -> Float[Array, "*batch *grid"]:
+    """Spectral divergence `sum_i d v_i / dx_i` of a vector field whose axis `-ndim-1` holds the `ndim` components."""
+    _check_vector(v, grid, "divergence")
+    v_hat = to_spectral(v, grid)
+    return to_physical(sum(derivative_symbol(grid, i, 1) * jnp.take(v_hat, i, axis=-grid.ndim - 1) for i in range(grid.ndim)), grid)
+
+
+def curl(v: Float[Array, "*batch D *grid"], grid: Grid) -> Float[Array, "*batch *grid"] | Float[Array, "*batch 3 *grid"]:
+    """Spectral curl of a vector field whose axis `-ndim-1` holds the components.
+
+    - 2-D: `v = (v_x, v_y)` gives the scalar vorticity `d v_y/dx - d v_x/dy`, shape `(*batch, nx, ny)`.
+    - 3-D: `v = (v_x, v_y, v_z)` gives the vector `curl v`, shape `(*batch, 3, nx, ny, nz)`.
+
+    Linear and differentiable; one forward and one (batched) inverse FFT.
+    """
+    if grid.ndim == 1:
+        raise ValueError("curl: needs a 2-D or 3-D grid, got a 1-D grid")
+    _check_vector(v, grid, "curl")
+    v_hat = to_spectral(v, grid)
+    d = [derivative_symbol(grid, i, 1) for i in range(grid.ndim)]
+    c = [jnp.take(v_hat, i, axis=-grid.ndim - 1) for i in range(grid.ndim)]
+    if grid.ndim == 2:
+        return to_physical(d[0] * c[1] - d[1] * c[0], grid)
+    out = jnp.stack([d[1] * c[2] - d[2] * c[1], d[2] * c[0] - d[0] * c[2], d[0] * c[1] - d[1] * c[0]], axis=-4)
+    return to_physical(out, grid)
+
+
+def _check_vector(v, grid: Grid, name: str) -> None:
+    shape = tuple(jnp.shape(v))
+    if len(shape) < grid.ndim + 1 or shape[-grid.ndim - 1 :] != (grid.ndim, *grid.shape):
+        raise ValueError(
+            f"{name}: vector field has shape {shape}, expected trailing shape {(grid.ndim, *grid.shape)} "
+            f"(one component per axis of the {grid.ndim}-D grid {grid.shape})"
+        )

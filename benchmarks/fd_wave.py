@@ -1,0 +1,141 @@
+"""2-D acoustic wave benchmark: sciax vs a NumPy loop vs a hand-written lax.scan; stencil bandwidth; FWI memory.
+
+Run: python benchmarks/fd_wave.py [--quick] [--float64]
+Prints `name: value` lines (headers start with '#'). Reports numbers only; asserts nothing.
+"""
+
+import argparse
+import math
+import os
+import resource
+import sys
+import time
+
+import jax
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+parser.add_argument("--float64", action="store_true")
+args = parser.parse_args()
+jax.config.update("jax_enable_x64", args.float64)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import sciax  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from tests.pde._fd_reference import reference_wave  # noqa: E402
+
+DT = np.float64 if args.float64 else np.float32
+N, STEPS = (100, 200) if args.quick else (300, 1000)
+BIG, BIG_STEPS = (512, 200) if args.quick else (2048, 1000)
+H, DTIME, F0 = 5.0, 5e-4, 25.0
+
+
+def timed(fn, repeats=3):
+    fn()  # compile / warm up
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+rng = np.random.default_rng(0)
+c = (1500 + 500 * rng.random((N, N))).astype(DT)
+rho = (1000 + 800 * rng.random((N, N))).astype(DT)
+src = (N // 2, N // 2)
+
+# --- plain NumPy loop of the reference scheme, every wavefield kept
+start = time.perf_counter()
+reference_wave(c, rho, H, H, DTIME, STEPS, F0, src, keep=True)
+t_numpy = time.perf_counter() - start
+
+# --- sciax
+grid = sciax.pde.Grid((N, N), (N * H, N * H))
+model = sciax.pde.AcousticWave(grid, f0=F0, bc=sciax.pde.Neumann())
+y0 = {"p": jnp.zeros((N, N), DT), "v": jnp.zeros((N, N), DT)}
+ts = np.arange(STEPS + 1) * DTIME
+params = {"c": jnp.asarray(c), "rho": jnp.asarray(rho), "source": jnp.asarray(src)}
+method = sciax.pde.Leapfrog(DTIME, checkpoint=None)
+t_sciax = timed(lambda: sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"])
+
+
+# --- hand-written lax.scan of the same scheme
+@jax.jit
+def hand(c, rho):
+    kappa_dt2 = rho * c**2 * DTIME**2
+    rho_x = jnp.concatenate([0.5 * (rho[1:] + rho[:-1]), rho[-1:]], 0)
+    rho_y = jnp.concatenate([0.5 * (rho[:, 1:] + rho[:, :-1]), rho[:, -1:]], 1)
+    a = (math.pi * F0) ** 2
+
+    def step(carry, n):
+        p, p_prev = carry
+        t = n * DTIME
+        ax = jnp.concatenate([(p[1:] - p[:-1]) / (H * rho_x[:-1]), jnp.zeros_like(p[:1])], 0)
+        ay = jnp.concatenate([(p[:, 1:] - p[:, :-1]) / (H * rho_y[:, :-1]), jnp.zeros_like(p[:, :1])], 1)
+        d = jnp.concatenate([jnp.zeros_like(p[:1]), (ax[1:] - ax[:-1]) / H], 0)
+        d = d + jnp.concatenate([jnp.zeros_like(p[:, :1]), (ay[:, 1:] - ay[:, :-1]) / H], 1)
+        s = 1e-3 * (1 - 2 * a * (t - 1.2 / F0) ** 2) * jnp.exp(-a * (t - 1.2 / F0) ** 2)
+        p_next = 2 * p - p_prev + kappa_dt2 * d
+        p_next = p_next.at[src].add(DTIME**2 * 4 * math.pi * c[src] ** 2 * s)
+        return (p_next, p), p_next
+
+    zero = jnp.zeros_like(c)
+    return jax.lax.scan(step, (zero, zero), jnp.arange(STEPS, dtype=c.dtype))[1]
+
+
+t_hand = timed(lambda: hand(jnp.asarray(c), jnp.asarray(rho)))
+print(f"# reference problem {N}x{N}, {STEPS} steps, every wavefield kept, {np.dtype(DT).name}")
+print(f"numpy_s: {t_numpy:.3f}")
+print(f"sciax_s: {t_sciax:.3f}")
+print(f"hand_scan_s: {t_hand:.3f}")
+print(f"speedup_vs_numpy: {t_numpy / t_sciax:.2f}")
+print(f"time_vs_hand_scan: {t_sciax / t_hand:.3f}")
+
+# --- large grid: stencil bandwidth vs copy bandwidth
+gb = sciax.pde.Grid((BIG, BIG), (BIG * H, BIG * H))
+mb = sciax.pde.AcousticWave(gb, f0=F0, bc=sciax.pde.Neumann())
+yb = {"p": jnp.zeros((BIG, BIG), DT), "v": jnp.zeros((BIG, BIG), DT)}
+cb = jnp.full((BIG, BIG), 2000.0, DT)
+pb = {"c": cb, "rho": jnp.full((BIG, BIG), 1000.0, DT), "source": jnp.asarray((BIG // 2, BIG // 2))}
+tsb = np.arange(0, BIG_STEPS + 1, 100) * DTIME
+t_big = timed(lambda: sciax.simulate(mb, yb, tsb, pb, method=method, save="p").ys["p"], repeats=1)
+item = np.dtype(DT).itemsize
+# Per step the update must read p, p_prev, kappa dt^2, 1/rho_x, 1/rho_y and write p_next.
+bytes_moved = 6 * BIG * BIG * item * BIG_STEPS
+big_copy = jnp.ones((8192, 8192), DT)
+copy = jax.jit(lambda x: x * 1.0001)
+t_copy = timed(lambda: copy(big_copy))
+copy_bw = 2 * big_copy.size * item / t_copy
+stencil_bw = bytes_moved / t_big
+print(f"# large grid {BIG}x{BIG}, {BIG_STEPS} steps, saving every 100")
+print(f"copy_bandwidth_GBps: {copy_bw / 1e9:.2f}")
+print(f"stencil_bandwidth_GBps: {stencil_bw / 1e9:.2f}")
+print(f"bandwidth_fraction: {stencil_bw / copy_bw:.3f}")
+
+# --- FWI gradient memory: 500x500 (quick: 150x150), 2000 steps (quick: 300), seismograms only
+NF, SF = (150, 300) if args.quick else (500, 2000)
+gf = sciax.pde.Grid((NF, NF), (NF * H, NF * H))
+mf = sciax.pde.AcousticWave(gf, f0=F0, bc=sciax.pde.CPML(20), receivers=[(22, j) for j in range(20, NF - 20, 4)])
+yf = {"p": jnp.zeros((NF, NF), DT), "v": jnp.zeros((NF, NF), DT)}
+tsf = np.arange(SF + 1) * DTIME
+
+
+def misfit(c):
+    sol = sciax.simulate(mf, yf, tsf, {"c": c, "source": jnp.asarray((22, NF // 2))},
+                         method=sciax.pde.Leapfrog(DTIME, checkpoint=64), save="seismogram")
+    return jnp.mean(sol.ys["seismogram"] ** 2)
+
+
+cf = jnp.full((NF, NF), 2000.0, DT)
+# No outer jax.jit: the fixed-step driver compiles inside simulate (it needs concrete ts).
+rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+start = time.perf_counter()
+jax.block_until_ready(jax.grad(misfit)(cf))
+print(f"# FWI gradient {NF}x{NF}, {SF} steps, checkpoint every 64 steps")
+print(f"fwi_grad_s: {time.perf_counter() - start:.2f}")
+print(f"peak_rss_before_GB: {rss_before:.3f}")
+print(f"peak_rss_GB: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.3f}")

@@ -1,0 +1,172 @@
+"""`AbstractFixedStep`: fixed-step time stepping over `lax.scan`, with a CFL check and
+gradient checkpointing over blocks of steps."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, PyTree, Real
+
+from .._method import AbstractMethod
+from .._solution import Solution
+
+
+def step_counts(ts, dt: float, name: str) -> tuple[int, ...]:
+    """Steps per interval of the concrete output times `ts`; `ValueError` unless each is a whole number."""
+    if isinstance(ts, jax.core.Tracer):
+        raise ValueError(f"simulate: {name} needs concrete output times ts (the number of steps is fixed at trace time); "
+                         "close over ts rather than passing it through jax.jit/vmap")
+    ts_np = np.asarray(ts)
+    eps = np.finfo(ts_np.dtype).eps if np.issubdtype(ts_np.dtype, np.floating) else 0.0
+    ts64 = ts_np.astype(np.float64)
+    diffs = np.diff(ts64)
+    counts = np.rint(diffs / dt)
+    # Output times rounded to their dtype (float32 by default) are off by a few ulps of |t|.
+    tol = np.maximum(1e-6 * dt, 16 * eps * np.maximum(np.abs(ts64[:-1]), np.abs(ts64[1:])))
+    bad = (counts < 1) | (np.abs(counts * dt - diffs) > tol)
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"simulate: {name}(dt={dt}) takes fixed steps, so every interval of ts must be a whole number of steps; "
+            f"ts[{i + 1}] - ts[{i}] = {float(diffs[i])!r} is {float(diffs[i] / dt)!r} steps"
+        )
+    return tuple(int(c) for c in counts)
+
+
+class AbstractFixedStep(AbstractMethod):
+    """A fixed-step method; concrete methods say how to start, step, observe and how large `dt` may be.
+
+    **Fields:** `dt` (time units, a Python number, static); `checkpoint`: steps per
+    block recomputed in the backward pass (`jax.checkpoint`), so reverse-mode
+    memory is about `(steps / checkpoint + checkpoint)` states instead of one per
+    step; `None` stores every step.
+    """
+
+    dt: eqx.AbstractVar[float]
+    checkpoint: eqx.AbstractVar[int | None]
+
+    @abc.abstractmethod
+    def stable_dt(self, model, params) -> Array | None:
+        """The largest stable step for `model` with `params`, or `None` if unknown."""
+
+    @abc.abstractmethod
+    def init(self, model, y0, params) -> PyTree:
+        """The carried state at `ts[0]`."""
+
+    @abc.abstractmethod
+    def step(self, model, carry, t, params) -> PyTree:
+        """Advance `carry` from time `t` by `dt`."""
+
+    @abc.abstractmethod
+    def observe(self, model, carry, params, save) -> PyTree:
+        """The saved output at an output time."""
+
+    rhs_evals_per_step: eqx.AbstractClassVar[int]
+
+    def prepare(self, model, params) -> PyTree:
+        """What `step` and `observe` receive as `params`: computed once, outside the time loop."""
+        return params
+
+    def solve(self, model, y0, ts: Real[Array, " T"], params, *, save: Any = None, throw: bool = True) -> Solution:
+        """Run from `ts[0]` with steps `dt`, saving at every `ts` (each interval a whole number of steps).
+
+        `save`: method-specific selection of outputs (see `Leapfrog`); `throw`: raise
+        (`equinox.error_if`) on a non-finite state. Raises `ValueError` if `dt`
+        exceeds the CFL limit (at run time under jit when `params` are traced).
+        Differentiable in `y0` and `params` (reverse mode uses `checkpoint`).
+        """
+        name = type(self).__name__
+        check = getattr(model, "check_state", None)
+        if check is not None:
+            check(y0, "y0")
+        counts = step_counts(ts, self.dt, name)
+        params = self._check_cfl(model, params)
+        return _run(self, model, y0, jnp.asarray(ts), params, counts, save, bool(throw))
+
+    def _check_cfl(self, model, params):
+        limit = self.stable_dt(model, params)
+        if limit is None:
+            return params
+        name = type(self).__name__
+        if not isinstance(limit, jax.core.Tracer):
+            if not self.dt <= float(limit):
+                raise ValueError(
+                    f"simulate: {name}(dt={self.dt}) violates the CFL condition for {type(model).__name__}; "
+                    f"the largest stable dt is {float(limit):.6g}"
+                )
+            return params
+        return eqx.error_if(params, self.dt > limit, f"simulate: {name} dt exceeds the CFL limit (largest stable dt is smaller)")
+
+
+@eqx.filter_jit
+def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
+    dt = method.dt
+    params = method.prepare(model, params)
+    t_dtype = jnp.result_type(ts.dtype, float)
+    uniform = len(set(counts)) == 1
+    n_max = max(counts)
+
+    def one(carry, t):
+        return method.step(model, carry, t, params), None
+
+    def steps(carry, t0, n_steps, n_live=None):
+        """`n_steps` steps from `t0` (the first `n_live` only, if given), checkpointed in blocks."""
+        times = t0 + jnp.arange(n_steps, dtype=t_dtype) * dt
+        if n_live is not None:
+            def masked(c, jt):
+                j, t = jt
+                new = method.step(model, c, t, params)
+                return jax.tree_util.tree_map(lambda a, b: jnp.where(j < n_live, a, b), new, c), None
+            return jax.lax.scan(masked, carry, (jnp.arange(n_steps), times))[0]
+        block = method.checkpoint
+        if block is None or n_steps <= block:
+            return jax.lax.scan(one, carry, times)[0]
+        n_blocks, rest = divmod(n_steps, block)
+
+        @jax.checkpoint
+        def run_block(c, tb):
+            return jax.lax.scan(one, c, tb)[0], None
+
+        carry = jax.lax.scan(run_block, carry, times[: n_blocks * block].reshape(n_blocks, block))[0]
+        return jax.lax.scan(one, carry, times[n_blocks * block :])[0] if rest else carry
+
+    def interval(carry, inputs):
+        t0, n = inputs
+        carry = steps(carry, t0, n_max, None if uniform else n)
+        return carry, method.observe(model, carry, params, save)
+
+    carry = method.init(model, y0, params)
+    first = method.observe(model, carry, params, save)
+    t0s, ns = ts[:-1].astype(t_dtype), jnp.asarray(counts)
+    group = method.checkpoint // n_max if (uniform and method.checkpoint and n_max < method.checkpoint) else 1
+    n_int = len(counts)
+    if group > 1 and n_int > group:
+        # Short intervals: checkpoint groups of `group` intervals rather than single ones.
+        n_groups = n_int // group
+
+        @jax.checkpoint
+        def run_group(c, inputs):
+            return jax.lax.scan(interval, c, inputs)
+
+        k = n_groups * group
+        carry, ys = jax.lax.scan(run_group, carry, (t0s[:k].reshape(n_groups, group), ns[:k].reshape(n_groups, group)))
+        ys = jax.tree_util.tree_map(lambda a: a.reshape((k,) + a.shape[2:]), ys)
+        if k < n_int:
+            carry, rest = jax.lax.scan(interval, carry, (t0s[k:], ns[k:]))
+            ys = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), ys, rest)
+    else:
+        carry, ys = jax.lax.scan(interval, carry, (t0s, ns))
+    ys = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, ys)
+    success = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(a)) for a in jax.tree_util.tree_leaves(ys)]))
+    if throw:
+        ys = eqx.error_if(ys, ~success, f"simulate: the state became NaN or inf under {type(method).__name__}; "
+                                        "reduce dt or check the model and params")
+    num = jnp.asarray(sum(counts))
+    stats = {"num_steps": num, "num_accepted_steps": num, "num_rejected_steps": jnp.zeros_like(num),
+             "num_rhs_evals": num * method.rhs_evals_per_step}
+    return Solution(ts=ts, ys=ys, stats=stats, success=success)

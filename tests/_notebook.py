@@ -1,0 +1,39 @@
+"""Execute a notebook in a fresh kernel of *this* interpreter, at small size.
+
+The kernel inherits the environment: notebooks read `SCIAX_NOTEBOOK_SMALL=1` to pick
+small problem sizes. `PATH` is prefixed with this interpreter's folder because the
+ipykernel kernelspec launches plain `python`, which must be the venv's one.
+"""
+
+import os
+import pathlib
+import sys
+
+import nbclient
+import nbformat
+
+NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def run_notebook(name: str, monkeypatch, workdir: pathlib.Path, **env: str):
+    """Run `notebooks/<name>` in `workdir`; return the executed notebook. Fails on any cell error."""
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("SCIAX_NOTEBOOK_SMALL", "1")
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}
+    )
+    client.execute()
+    return notebook
+
+
+def text_outputs(notebook) -> str:
+    """All stream/text outputs of the executed notebook, concatenated."""
+    parts = []
+    for cell in notebook.cells:
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            parts.append(out.get("text", "") or out.get("data", {}).get("text/plain", ""))
+    return "".join(parts)

@@ -1,0 +1,159 @@
+"""AcousticWave + Leapfrog: reference scheme, energy, CPML, gradients, vmap, bad input (float64)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import sciax
+
+from ._fd_reference import reference_wave
+
+W = sciax.pde
+
+
+def _zeros(shape):
+    return {"p": jnp.zeros(shape), "v": jnp.zeros(shape)}
+
+
+def test_reproduces_reference_scheme():
+    nx, ny, dx, dy, dt, n, f0, src = 40, 50, 5.0, 4.0, 8e-4, 300, 25.0, (15, 20)
+    rng = np.random.default_rng(0)
+    c = 1500 + 500 * rng.random((nx, ny))
+    rho = 1000 + 800 * rng.random((nx, ny))
+    ref = reference_wave(c, rho, dx, dy, dt, n, f0, src)
+    grid = W.Grid((nx, ny), (nx * dx, ny * dy))
+    model = W.AcousticWave(grid, f0=f0, bc=W.Neumann(), order=2)
+    sol = sciax.simulate(model, _zeros((nx, ny)), np.arange(n + 1) * dt,
+                         {"c": c, "rho": rho, "source": jnp.array(src)}, method=W.Leapfrog(dt), save="p")
+    np.testing.assert_allclose(sol.ys["p"][-1], ref, rtol=0, atol=1e-12 * np.max(np.abs(ref)))
+
+
+def test_energy_conserved_in_periodic_box():
+    n, h, dt, steps = 32, 1.0, 0.2, 1000
+    grid = W.Grid((n, n), n * h)
+    x, y = grid.meshgrid()
+    c = 1.0 + 0.3 * np.sin(2 * np.pi * x / n)
+    rho = 1.0 + 0.2 * np.cos(2 * np.pi * y / n)
+    p0 = np.exp(-((x - 16) ** 2 + (y - 12) ** 2) / 8)
+    model = W.AcousticWave(grid, f0=1.0, bc=W.Periodic())
+    sol = sciax.simulate(model, {"p": jnp.asarray(p0), "v": jnp.zeros((n, n))}, np.arange(steps + 1) * dt,
+                         {"c": c, "rho": rho}, method=W.Leapfrog(dt), save="p")
+    p = np.asarray(sol.ys["p"])
+    kappa = rho * c**2
+    rho_x = 0.5 * (rho + np.roll(rho, -1, 0))
+    rho_y = 0.5 * (rho + np.roll(rho, -1, 1))
+    dxp = (np.roll(p, -1, 1) - p) / h  # axis 1 of (time, x, y) is x
+    dyp = (np.roll(p, -1, 2) - p) / h
+    # The leapfrog invariant: kinetic energy of the half-step velocity plus the potential cross term.
+    kinetic = np.sum(((p[1:] - p[:-1]) / dt) ** 2 / kappa, axis=(1, 2))
+    potential = np.sum(dxp[1:] * dxp[:-1] / rho_x + dyp[1:] * dyp[:-1] / rho_y, axis=(1, 2))
+    energy = kinetic + potential
+    assert np.max(np.abs(energy - energy[0])) / energy[0] < 1e-6
+
+
+def _shot(n, bc, steps):
+    h, dt = 10.0, 2e-3
+    grid = W.Grid((n, n), n * h)
+    model = W.AcousticWave(grid, f0=15.0, bc=bc)
+    src = jnp.array([n // 2, n // 2])
+    sol = sciax.simulate(model, _zeros((n, n)), np.arange(steps + 1) * dt, {"c": 2000.0, "source": src},
+                         method=W.Leapfrog(dt), save="p")
+    return np.asarray(sol.ys["p"])
+
+
+def test_cpml_reflects_under_one_percent():
+    small, width, steps = 100, 20, 380
+    big = 340  # reflections from its edges cannot reach the compared region in time
+    p_small = _shot(small, W.CPML(width), steps)
+    p_big = _shot(big, W.Neumann(), steps)
+    off = (big - small) // 2
+    inner = slice(width, small - width)
+    region_small = p_small[:, inner, inner]
+    region_big = p_big[:, off + width : off + small - width, off + width : off + small - width]
+    incident = np.max(np.sum(region_big**2, axis=(1, 2)))
+    reflected = np.sum((region_small[-1] - region_big[-1]) ** 2)
+    assert np.sum(region_big[-1] ** 2) < 0.05 * incident  # the direct wave has left the region
+    assert reflected < 0.01 * incident
+
+
+def _misfit_problem():
+    n, h, dt, steps = 24, 10.0, 2e-3, 120
+    grid = W.Grid((n, n), n * h)
+    receivers = [(3, j) for j in range(2, n - 2, 4)]
+    model = W.AcousticWave(grid, f0=20.0, bc=W.CPML(6), receivers=receivers)
+    ts = np.arange(steps + 1) * dt
+    method = W.Leapfrog(dt, checkpoint=16)
+
+    def record(c, src):
+        sol = sciax.simulate(model, _zeros((n, n)), ts, {"c": c, "source": src}, method=method, save="seismogram")
+        return sol.ys["seismogram"]
+
+    return n, record
+
+
+def test_gradient_of_misfit_matches_finite_differences():
+    n, record = _misfit_problem()
+    src = jnp.array([12, 12])
+    c_true = jnp.full((n, n), 2000.0).at[14:, :].set(2400.0)
+    observed = record(c_true, src)
+
+    def loss(c):
+        return jnp.mean((record(c, src) - observed) ** 2)
+
+    # A unique maximum (which sets the CPML damping, held fixed under differentiation) that the
+    # finite-difference probe leaves unchanged.
+    c0 = jnp.full((n, n), 2100.0).at[0, 0].set(2500.0)
+    g = jax.grad(loss)(c0)
+    direction = jnp.asarray(np.random.default_rng(1).standard_normal((n, n))).at[0, 0].set(0.0)
+    eps = 1e-2
+    fd_value = (loss(c0 + eps * direction) - loss(c0 - eps * direction)) / (2 * eps)
+    np.testing.assert_allclose(jnp.sum(g * direction), fd_value, rtol=1e-5)
+
+
+def test_vmap_over_sources():
+    n, record = _misfit_problem()
+    c = jnp.full((n, n), 2000.0)
+    sources = jnp.array([[12, 6], [12, 18], [8, 12]])
+    batched = jax.vmap(record, in_axes=(None, 0))(c, sources)
+    for i in range(3):
+        np.testing.assert_allclose(batched[i], record(c, sources[i]), rtol=1e-10, atol=1e-15)
+
+
+def test_3d_and_method_of_lines_agree_with_leapfrog():
+    grid = W.Grid((14, 12, 10), (14.0, 12.0, 10.0))
+    x, y, z = grid.meshgrid()
+    p0 = jnp.asarray(np.exp(-((x - 7) ** 2 + (y - 6) ** 2 + (z - 5) ** 2) / 4))
+    model = W.AcousticWave(grid, f0=1.0, bc=W.Periodic(), order=4)
+    y0 = {"p": p0, "v": jnp.zeros_like(p0)}
+    ts = np.arange(0, 41) * 0.05
+    leap = sciax.simulate(model, y0, ts, {"c": 1.0}, method=W.Leapfrog(0.05), save=("p", "v"))
+    mol = sciax.simulate(model, y0, ts, {"c": 1.0}, method=sciax.ode.Tsit5(), rtol=1e-8, atol=1e-10)
+    assert np.max(np.abs(leap.ys["p"][-1] - mol.ys["p"][-1])) < 2e-3 * np.max(np.abs(p0))
+
+
+def test_bad_input():
+    grid = W.Grid((20, 20), 200.0)
+    model = W.AcousticWave(grid, f0=10.0, bc=W.CPML(4))
+    ts = np.arange(5) * 1e-3
+    run = lambda p, dt=1e-3, y0=_zeros((20, 20)): sciax.simulate(model, y0, ts * dt / 1e-3, p, method=W.Leapfrog(dt))  # noqa: E731
+    with pytest.raises(ValueError, match=r"shape \(10, 20\), but the grid has shape \(20, 20\)"):
+        run({"c": jnp.ones((10, 20))})
+    with pytest.raises(ValueError, match=r"\['p'\] has shape \(20, 21\), but the grid has shape \(20, 20\)"):
+        run({"c": 1500.0}, y0=_zeros((20, 21)))
+    with pytest.raises(ValueError, match="outside the grid"):
+        run({"c": 1500.0, "source": jnp.array([25, 3])})
+    with pytest.raises(ValueError, match="receiver .* outside the grid"):
+        W.AcousticWave(grid, f0=10.0, bc=W.CPML(4), receivers=[(0, 20)])
+    with pytest.raises(ValueError, match=r"largest stable dt is 0\.00471"):
+        run({"c": 1500.0}, dt=1e-2)
+    with pytest.raises(ValueError, match=r'params\["c"\] must be > 0'):
+        run({"c": jnp.zeros((20, 20))})
+    with pytest.raises(ValueError, match=r'params\["rho"\] must be > 0'):
+        run({"c": 1500.0, "rho": -1.0})
+    with pytest.raises(ValueError, match="order must be one of"):
+        W.AcousticWave(grid, f0=10.0, bc=W.CPML(4), order=5)
+    with pytest.raises(ValueError, match="not Sponge"):
+        W.AcousticWave(grid, f0=10.0, bc=W.Sponge(4, 1.0))
+    with pytest.raises(TypeError, match="Leapfrog steps second-order"):
+        sciax.simulate(sciax.pde.fd.heat(grid, bc=W.Periodic()), jnp.zeros((20, 20)), ts, {"D": 1.0}, method=W.Leapfrog(1e-3))

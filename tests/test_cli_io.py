@@ -43,4 +43,4 @@ def test_save_round_trip(tmp_path):
     assert back["u"].attrs["units"] == "K"
     assert not list(path.parent.glob("*.tmp"))
     with pytest.raises(ValueError, match="must end in .nc"):
-        sciax.io.save(sol, tmp_path / "run.zarr")
+        sciax.io.save(sol, tmp_path / "run.txt")

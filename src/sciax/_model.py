@@ -13,6 +13,7 @@ from ._labels import Labels
 
 if TYPE_CHECKING:
     from ._method import AbstractMethod
+    from ._solution import Solution
 
 
 class AbstractModel(eqx.Module):
@@ -42,3 +43,12 @@ class AbstractModel(eqx.Module):
     def labels(self) -> Labels:
         """Names, units and coordinates of the state, for `Solution.to_xarray`."""
         return Labels()
+
+    def integrate(self, method: "AbstractMethod", y0: PyTree[Array], ts: Array, params: PyTree, **options) -> "Solution":
+        """Run `method` on this model: `method.solve(self, y0, ts, params, **options)`.
+
+        `sciax.simulate` calls this after validating its arguments. Models that
+        change *where* a solve runs rather than *what* it computes (e.g. the
+        device-sharded models of `sciax.parallel.shard`) override it.
+        """
+        return method.solve(self, y0, ts, params, **options)

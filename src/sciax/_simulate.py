@@ -52,7 +52,7 @@ def simulate(
     ts = _checks.check_ts(ts)
     params = _checks.check_params(params)
     _checks.check_rhs_structure(model.rhs, ts[0], y0, params)
-    sol = method.solve(model, y0, ts, params, **options)
+    sol = model.integrate(method, y0, ts, params, **options)
     return sol.with_labels(model.labels())
 
 

@@ -1,4 +1,4 @@
-"""The `sciax` command."""
+"""The `sciax` command: `sciax demo` and `sciax run CONFIG.toml`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,16 @@ def main(argv: list[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="run a 10,000-member Lotka–Volterra ensemble and write netCDF + PNG")
     demo.add_argument("--out", default="sciax-demo", help="output folder (default: sciax-demo)")
     demo.add_argument("--members", type=int, default=10_000, help="ensemble size (default: 10000)")
+    run = sub.add_parser(
+        "run",
+        help="run a catalogue model from a TOML config, streamed to zarr with checkpoints",
+        description="Run a catalogue model declared in a TOML config (see docs/io.md). The output is "
+        "appended to a zarr store chunk by chunk and checkpointed; run the same command again after "
+        "an interruption to resume from the last checkpoint.",
+    )
+    run.add_argument("config", help="path of the TOML config")
+    run.add_argument("--overwrite", action="store_true", help="delete existing output and checkpoint, start afresh")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.command == "demo":
         if args.members < 1:
@@ -19,6 +29,31 @@ def main(argv: list[str] | None = None) -> int:
         from ._demo import main as demo_main
 
         demo_main(args.out, n_members=args.members)
+        return 0
+    return _run(args.config, overwrite=args.overwrite, progress=not args.no_progress)
+
+
+def _run(config_path: str, *, overwrite: bool, progress: bool) -> int:
+    """`sciax run`: validate, run, print a summary; errors as one line on stderr, exit code 1 or 2."""
+    import jax
+
+    from . import io
+
+    try:
+        config = io.load_config(config_path)
+    except io.ConfigError as err:
+        print(f"sciax run: invalid config: {err}", file=sys.stderr)
+        return 2
+    if config.dtype == "float64":
+        jax.config.update("jax_enable_x64", True)
+    print(f"sciax run {config_path}: {config.model_name} with {type(config.method).__name__}, "
+          f"{len(config.ts)} output times on [{config.ts[0]:g}, {config.ts[-1]:g}], {config.dtype}")
+    try:
+        summary = io.run_config(config, overwrite=overwrite, progress=progress)
+    except (io.ConfigError, io.CheckpointError, io.RunFailed, FileExistsError) as err:
+        print(f"sciax run: {err}", file=sys.stderr)
+        return 1
+    print(summary)
     return 0
 
 

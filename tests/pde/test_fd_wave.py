@@ -157,3 +157,31 @@ def test_bad_input():
         W.AcousticWave(grid, f0=10.0, bc=W.Sponge(4, 1.0))
     with pytest.raises(TypeError, match="Leapfrog steps second-order"):
         sciax.simulate(sciax.pde.fd.heat(grid, bc=W.Periodic()), jnp.zeros((20, 20)), ts, {"D": 1.0}, method=W.Leapfrog(1e-3))
+
+
+def test_rk4_has_its_own_stable_dt():
+    grid = W.Grid((20, 20), 200.0)
+    ts = np.arange(5) * 6e-3
+    neumann = W.AcousticWave(grid, f0=10.0, bc=W.Neumann())
+    omega = 2.0 / float(neumann.leapfrog_stable_dt({"c": 1500.0}))
+    # No layer: RK4 reaches 2 sqrt(2) along the imaginary axis, the leapfrog 2.
+    np.testing.assert_allclose(float(W.RK4(1e-3).stable_dt(neumann, {"c": 1500.0})), 2 * np.sqrt(2) / omega, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"largest stable dt is 0\.00471"):
+        sciax.simulate(neumann, _zeros((20, 20)), ts, {"c": 1500.0}, method=W.Leapfrog(6e-3))
+    sol = sciax.simulate(neumann, {"p": jnp.ones((20, 20)), "v": jnp.zeros((20, 20))}, ts, {"c": 1500.0}, method=W.RK4(6e-3))
+    assert bool(sol.success)
+    with pytest.raises(ValueError, match=r"RK4\(dt=0\.007\) violates the CFL .* largest stable dt is 0\.00666"):
+        sciax.simulate(neumann, _zeros((20, 20)), np.arange(3) * 7e-3, {"c": 1500.0}, method=W.RK4(7e-3))
+    # CPML: the damping rate d / kappa + alpha, largest in a corner (both axes' layers: 2 d0),
+    # finite in float32 too (it was -log(exp(-rate)), which underflows to inf).
+    for dtype in (jnp.float32, jnp.float64):
+        cpml = W.AcousticWave(grid, f0=10.0, bc=W.CPML(4))
+        c = jnp.full((20, 20), 1500.0, dtype)
+        d_max, _ = cpml.spectral_radius({"c": c})
+        d0 = 3 * 1500.0 * np.log(1e3) / (2 * 4 * 10.0)
+        np.testing.assert_allclose(float(d_max), 2 * d0, rtol=1e-5)
+        limit = float(W.RK4(1e-3).stable_dt(cpml, {"c": c}))
+        np.testing.assert_allclose(limit, 1 / (2 * d0 / 2.785293563405282 + omega / (2 * np.sqrt(2))), rtol=1e-5)
+        y0 = {"p": jnp.ones((20, 20), dtype), "v": jnp.zeros((20, 20), dtype)}
+        sol = sciax.simulate(cpml, y0, np.arange(5) * 1e-3, {"c": c}, method=W.RK4(1e-3))
+        assert bool(sol.success) and sol.ys["p"].dtype == dtype

@@ -1,1 +1,52 @@
-"""Linear and nonlinear solvers for grids over lineax and optimistix. (Planned.)"""
+"""Linear and nonlinear solvers for grids, over lineax and optimistix (`sciax.linalg`).
+
+lineax solves linear systems and optimistix nonlinear ones; this package adds
+what they lack for PDEs:
+
+- Operators: `GridOperator`, any FD stencil on a `sciax.pde.Grid` with its boundary
+  conditions, matrix-free with lineax tags (`laplacian_operator`, `diffusion_operator`,
+  `stencil_operator`); `.as_lineax()`, `.as_dense()`, `.as_sparse()` (BCOO).
+- `solve(operator, b, method=None, *, rtol, atol, max_steps, preconditioner, throw)`:
+  CG, BiCGStab, GMRES (restarted), LU/Cholesky/QR (dense), multigrid, fast; returns a
+  `LinearSolveResult` with iterations and the final residual.
+- Preconditioners: `Jacobi`, `Multigrid` (geometric V-cycles, 1-3 D, Dirichlet/Neumann/
+  periodic; also `method="multigrid"`), `FastPoisson` (exact inverse).
+- Fast direct solvers: `FastPoisson` / `solve_fd_poisson` (FFT periodic, DST Dirichlet,
+  DCT Neumann). The spectral periodic solve is `sciax.pde.spectral.solve_poisson`.
+- Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
+- lineax solvers usable anywhere lineax takes one: `MultigridSolver`, `DirectSolver`,
+  `Preconditioned`.
+
+Implicit time steppers built on these are `sciax.pde.BackwardEuler` and
+`sciax.pde.CrankNicolson`.
+"""
+
+from ._fast_poisson import FastPoisson, dst2, idst2
+from ._lineax_solvers import DirectSolver, MultigridSolver, Preconditioned
+from ._multigrid import Multigrid
+from ._newton_krylov import newton_krylov, steady_state
+from ._operator import GridOperator, diffusion_operator, laplacian_operator, stencil_operator
+from ._poisson import solve_fd_poisson
+from ._preconditioner import AbstractPreconditioner, Jacobi
+from ._solve import LinearSolveResult, solve
+
+__all__ = [
+    "GridOperator",
+    "laplacian_operator",
+    "diffusion_operator",
+    "stencil_operator",
+    "solve",
+    "LinearSolveResult",
+    "AbstractPreconditioner",
+    "Jacobi",
+    "Multigrid",
+    "FastPoisson",
+    "solve_fd_poisson",
+    "dst2",
+    "idst2",
+    "newton_krylov",
+    "steady_state",
+    "MultigridSolver",
+    "DirectSolver",
+    "Preconditioned",
+]

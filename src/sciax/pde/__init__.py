@@ -10,7 +10,8 @@
 - Finite differences: boundary conditions `Periodic`, `Dirichlet`, `Neumann`,
   `Sponge`, `CPML` (per side; `AbstractHalo`/`BoundaryHalo` fill stencil halos);
   models `AbstractFDModel`, `FDModel`, `AbstractWaveModel`, `AcousticWave` (+ `ricker`);
-  fixed-step methods `RK4(dt)`, `Leapfrog(dt)` (CFL-checked). Stencils and the FD
+  fixed-step methods `RK4(dt)`, `Leapfrog(dt)` (CFL-checked), implicit
+  `BackwardEuler(dt)`, `CrankNicolson(dt)` (Newton–Krylov steps via `sciax.linalg`). Stencils and the FD
   equation catalogue are in `sciax.pde.fd`.
 """
 
@@ -29,6 +30,7 @@ from ._fd_boundary import (
 )
 from ._fd_model import AbstractFDModel, FDModel
 from ._fd_rk4 import RK4
+from ._implicit_steppers import AbstractTheta, BackwardEuler, CrankNicolson
 from ._fixed_step import AbstractFixedStep
 from ._leapfrog import AbstractWaveModel, Leapfrog
 from ._cnab2 import CNAB2
@@ -67,4 +69,7 @@ __all__ = [
     "AbstractFixedStep",
     "RK4",
     "Leapfrog",
+    "AbstractTheta",
+    "BackwardEuler",
+    "CrankNicolson",
 ]

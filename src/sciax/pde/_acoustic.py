@@ -49,6 +49,13 @@ class AcousticWave(AbstractWaveModel):
     there a `CPML` side acts as a plain damping layer `-d(x) v` (not perfectly
     matched), since its memory variables live in the leapfrog state only.
 
+    **Stable steps:** `Leapfrog(dt)` needs `dt <= 2 / omega_max`, `omega_max` the
+    largest frequency of the discrete operator. `sciax.pde.RK4(dt)` has its own rule
+    (from `spectral_radius`: the method-of-lines eigenvalues `-d/2 +- i omega`):
+    `dt <= 1 / (d_max / 2.785 + omega_max / 2.828)`, `d_max` the largest layer
+    damping rate `d / kappa + alpha` (0 without CPML): `sqrt(2)` times the leapfrog
+    limit without layers.
+
     **Params:** `{"c": velocity, "rho": density (optional, default 1), "source": int
     grid indices}`; `c`, `rho` scalars or arrays of shape `grid.shape`, > 0;
     `"source"` of shape `(ndim,)` or `(n_sources, ndim)` (optional: no source).
@@ -101,8 +108,9 @@ class AcousticWave(AbstractWaveModel):
         if not isinstance(params, dict) or "c" not in params:
             raise TypeError('AcousticWave: params must be a dict with "c" (velocity), optional "rho" and "source"')
         out = []
-        for key, default in (("c", None), ("rho", 1.0)):
-            value = jnp.asarray(params.get(key, default))
+        for key in ("c", "rho"):
+            # The default density takes c's dtype, so a float32 model stays float32 under x64.
+            value = jnp.asarray(params[key]) if key in params else jnp.ones((), out[0].dtype)
             if value.ndim and value.shape != self.grid.shape:
                 raise ValueError(f'AcousticWave: params["{key}"] has shape {value.shape}, but the grid has shape {self.grid.shape}')
             value = check_positive_field(value, "AcousticWave", f'params["{key}"]')
@@ -124,14 +132,15 @@ class AcousticWave(AbstractWaveModel):
             return src
         return eqx.error_if(src, outside, "AcousticWave: a source lies outside the grid")
 
-    def _cpml(self, axis: int, c_max, dt: float):
-        """`(b, a, 1/kappa)` at the points and at the half points along `axis`, or `None`."""
+    def _profiles(self, axis: int, c_max):
+        """`(d, alpha, 1/kappa)` at the points and at the half points along `axis`, or `None`."""
         low, high = getattr(self.halo, "sides", ((None, None),) * self.grid.ndim)[axis]
         if not (isinstance(low, CPML) or isinstance(high, CPML)):
             return None
         n, dx = self.grid.shape[axis], self.grid.spacing[axis]
         shape = [1] * self.grid.ndim
         shape[axis] = n
+        dtype = jnp.result_type(c_max)  # the medium's dtype: float32 profiles for a float32 model
         out = []
         for shift in (0.0, 0.5):
             d = alpha = 0.0
@@ -144,7 +153,16 @@ class AcousticWave(AbstractWaveModel):
                 d = d + d0 * q**side.power
                 alpha = alpha + alpha_max * (1 - q) * (q > 0)
                 inv_k = inv_k / (1 + (side.kappa_max - 1) * q**side.power)
-            d, alpha, inv_k = (jnp.asarray(x).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n)))
+            out.append(tuple(jnp.asarray(x, dtype).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n))))
+        return out
+
+    def _cpml(self, axis: int, c_max, dt: float):
+        """`(b, a, 1/kappa)` at the points and at the half points along `axis`, or `None`."""
+        profiles = self._profiles(axis, c_max)
+        if profiles is None:
+            return None
+        out = []
+        for d, alpha, inv_k in profiles:
             b = jnp.exp(-(d * inv_k + alpha) * dt)
             # Guard the denominator: outside the layer d = alpha = 0 and 0/0 would poison gradients.
             denom = jnp.where(d > 0, d + alpha / inv_k, 1.0)
@@ -240,18 +258,22 @@ class AcousticWave(AbstractWaveModel):
         return {"p": y["v"], "v": dv}
 
     def _damping(self, c):
-        cp = [self._cpml(axis, jax.lax.stop_gradient(jnp.max(c)), 1.0) for axis in range(self.grid.ndim)]
-        if all(x is None for x in cp):
+        """The layers' damping rate `d / kappa + alpha` (1/time) at the points, or `None` without CPML."""
+        profiles = [self._profiles(axis, jax.lax.stop_gradient(jnp.max(c))) for axis in range(self.grid.ndim)]
+        if all(x is None for x in profiles):
             return None
-        # With dt = 1, -log(b) is the layer's damping rate d / kappa + alpha.
+        # The rate itself, not -log(b) at dt = 1: b = exp(-rate) underflows to 0 in float32 for
+        # realistic layers (rate > 87/time), which made the rate, and RK4's stable dt, inf.
         total = 0.0
-        for x in cp:
+        for x in profiles:
             if x is not None:
-                b, a, ik = x[:3]
-                total = total + jnp.where(a != 0, -jnp.log(b), 0.0)
+                d, alpha, inv_k = x[0]
+                total = total + jnp.where(d > 0, d * inv_k + alpha, 0.0)
         return total
 
     def spectral_radius(self, params):
+        """`(d_max, omega_max)`: the largest layer damping rate and the largest frequency (1/time),
+        the bounds `sciax.pde.RK4` checks its step against."""
         c, _ = self.medium(params)
         damping = self._damping(c)
         return (0.0 if damping is None else jnp.max(damping)), self._omega_max(params)

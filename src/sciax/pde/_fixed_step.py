@@ -9,33 +9,11 @@ from typing import Any
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jaxtyping import Array, PyTree, Real
 
 from .._method import AbstractMethod
 from .._solution import Solution
-
-
-def step_counts(ts, dt: float, name: str) -> tuple[int, ...]:
-    """Steps per interval of the concrete output times `ts`; `ValueError` unless each is a whole number."""
-    if isinstance(ts, jax.core.Tracer):
-        raise ValueError(f"simulate: {name} needs concrete output times ts (the number of steps is fixed at trace time); "
-                         "close over ts rather than passing it through jax.jit/vmap")
-    ts_np = np.asarray(ts)
-    eps = np.finfo(ts_np.dtype).eps if np.issubdtype(ts_np.dtype, np.floating) else 0.0
-    ts64 = ts_np.astype(np.float64)
-    diffs = np.diff(ts64)
-    counts = np.rint(diffs / dt)
-    # Output times rounded to their dtype (float32 by default) are off by a few ulps of |t|.
-    tol = np.maximum(1e-6 * dt, 16 * eps * np.maximum(np.abs(ts64[:-1]), np.abs(ts64[1:])))
-    bad = (counts < 1) | (np.abs(counts * dt - diffs) > tol)
-    if np.any(bad):
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"simulate: {name}(dt={dt}) takes fixed steps, so every interval of ts must be a whole number of steps; "
-            f"ts[{i + 1}] - ts[{i}] = {float(diffs[i])!r} is {float(diffs[i] / dt)!r} steps"
-        )
-    return tuple(int(c) for c in counts)
+from ._step_counts import step_counts
 
 
 class AbstractFixedStep(AbstractMethod):
@@ -135,16 +113,34 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
         carry = jax.lax.scan(run_block, carry, times[: n_blocks * block].reshape(n_blocks, block))[0]
         return jax.lax.scan(one, carry, times[n_blocks * block :])[0] if rest else carry
 
+    def observe(carry):
+        out = method.observe(model, carry, params, save)
+        # Finiteness checked while the output is in cache; x * 0 is 0 unless x is inf or NaN,
+        # and a sum is a cheaper reduction than all(isfinite(x)).
+        return out, jnp.isfinite(sum(jnp.sum(a * 0) for a in jax.tree_util.tree_leaves(out)))
+
     def interval(carry, inputs):
-        t0, n = inputs
-        carry = steps(carry, t0, n_max, None if uniform else n)
-        return carry, method.observe(model, carry, params, save)
+        t0, n, live = inputs
+        if in_place:
+            carry = jax.lax.cond(live, lambda c: steps(c, t0, n_max, None if uniform else n), lambda c: c, carry)
+        else:
+            carry = steps(carry, t0, n_max, None if uniform else n)
+        return carry, observe(carry)
 
     carry = method.init(model, y0, params)
-    first = method.observe(model, carry, params, save)
-    t0s, ns = ts[:-1].astype(t_dtype), jnp.asarray(counts)
+    # Saving whole fields, the scan writes the initial output too (as interval 0, taking no steps):
+    # concatenating it afterwards would copy all of ys once more. Small outputs (seismograms) are
+    # concatenated instead: the cond doubles what reverse mode stores per interval.
+    size = lambda tree: sum(a.size for a in jax.tree_util.tree_leaves(tree))  # noqa: E731
+    in_place = size(jax.eval_shape(lambda c: method.observe(model, c, params, save), carry)) * 4 >= size(carry)
+    ts_t = ts.astype(t_dtype)
+    t0s, ns, lives = ts_t[:-1], jnp.asarray(counts), jnp.ones(len(counts), bool)
+    if in_place:
+        t0s, ns, lives = jnp.concatenate([ts_t[:1], t0s]), jnp.asarray((0,) + tuple(counts)), jnp.arange(len(counts) + 1) > 0
+    else:
+        first = observe(carry)
     group = method.checkpoint // n_max if (uniform and method.checkpoint and n_max < method.checkpoint) else 1
-    n_int = len(counts)
+    n_int = len(t0s)
     if group > 1 and n_int > group:
         # Short intervals: checkpoint groups of `group` intervals rather than single ones.
         n_groups = n_int // group
@@ -154,15 +150,17 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
             return jax.lax.scan(interval, c, inputs)
 
         k = n_groups * group
-        carry, ys = jax.lax.scan(run_group, carry, (t0s[:k].reshape(n_groups, group), ns[:k].reshape(n_groups, group)))
-        ys = jax.tree_util.tree_map(lambda a: a.reshape((k,) + a.shape[2:]), ys)
+        grouped = tuple(x[:k].reshape(n_groups, group) for x in (t0s, ns, lives))
+        carry, (ys, finite) = jax.lax.scan(run_group, carry, grouped)
+        ys, finite = jax.tree_util.tree_map(lambda a: a.reshape((k,) + a.shape[2:]), (ys, finite))
         if k < n_int:
-            carry, rest = jax.lax.scan(interval, carry, (t0s[k:], ns[k:]))
-            ys = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), ys, rest)
+            carry, rest = jax.lax.scan(interval, carry, (t0s[k:], ns[k:], lives[k:]))
+            ys, finite = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b]), (ys, finite), rest)
     else:
-        carry, ys = jax.lax.scan(interval, carry, (t0s, ns))
-    ys = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, ys)
-    success = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(a)) for a in jax.tree_util.tree_leaves(ys)]))
+        carry, (ys, finite) = jax.lax.scan(interval, carry, (t0s, ns, lives))
+    if not in_place:
+        ys, finite = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, (ys, finite))
+    success = jnp.all(finite)
     if throw:
         ys = eqx.error_if(ys, ~success, f"simulate: the state became NaN or inf under {type(method).__name__}; "
                                         "reduce dt or check the model and params")

@@ -13,6 +13,7 @@ length units of the grid.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import jax.numpy as jnp
@@ -114,10 +115,27 @@ def _as_fraction(fraction) -> Fraction:
     return Fraction(fraction).limit_denominator(1000)
 
 
+@functools.singledispatch
+def forward_transform(grid: Grid, u: Float[Array, "*batch *grid"]) -> Complex[Array, "*batch *spectral"]:
+    """The real FFT over the grid axes, chosen by the type of `grid` (`jnp.fft.rfftn` for a `Grid`).
+
+    A hook: a grid subclass that lives on several devices (`sciax.parallel`)
+    registers its distributed FFT here (`forward_transform.register(ThatGrid)`),
+    so every spectral model runs on it unchanged. Arguments are already checked.
+    """
+    return jnp.fft.rfftn(u, axes=_axes(grid))
+
+
+@functools.singledispatch
+def inverse_transform(grid: Grid, u_hat: Complex[Array, "*batch *spectral"]) -> Float[Array, "*batch *grid"]:
+    """The inverse of `forward_transform` (`jnp.fft.irfftn` for a `Grid`); same dispatch on the grid type."""
+    return jnp.fft.irfftn(u_hat, s=grid.shape, axes=_axes(grid))
+
+
 def to_spectral(u: Float[Array, "*batch *grid"], grid: Grid) -> Complex[Array, "*batch *spectral"]:
     """`rfftn` of `u` over its last `grid.ndim` axes (which must equal `grid.shape`)."""
     _check_field(u, grid)
-    return jnp.fft.rfftn(u, axes=_axes(grid))
+    return forward_transform(grid, u)
 
 
 def to_physical(u_hat: Complex[Array, "*batch *spectral"], grid: Grid) -> Float[Array, "*batch *grid"]:
@@ -127,7 +145,7 @@ def to_physical(u_hat: Complex[Array, "*batch *spectral"], grid: Grid) -> Float[
             f"to_physical: spectral array has trailing shape {tuple(jnp.shape(u_hat)[-grid.ndim:])}, "
             f"expected {spectral_shape(grid)} for a grid of shape {grid.shape}"
         )
-    return jnp.fft.irfftn(u_hat, s=grid.shape, axes=_axes(grid))
+    return inverse_transform(grid, u_hat)
 
 
 def _check_field(u, grid: Grid) -> None:

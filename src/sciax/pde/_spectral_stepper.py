@@ -22,6 +22,7 @@ from .._method import AbstractMethod
 from .._solution import Solution
 from . import _fourier
 from ._semilinear import SemilinearPDE
+from ._step_counts import step_counts
 
 _NONFINITE = (
     "sciax.simulate: the PDE state became NaN or inf during spectral time stepping. "
@@ -136,29 +137,6 @@ def _check_growth_concrete(method: AbstractSpectralStepper, model: SemilinearPDE
             f"max Re(L) = {rate:.6g} gives dt * max Re(L) = {method.dt * rate:.6g} > {limit:.6g}. "
             f"The largest safe dt is {limit / rate:.6g}; reduce dt (or check the linear symbol and params)"
         )
-
-
-def step_counts(ts, dt: float, name: str) -> tuple[int, ...]:
-    """Steps per interval of the concrete output times `ts`; `ValueError` unless each is a whole number."""
-    if isinstance(ts, jax.core.Tracer):
-        raise ValueError(
-            f"simulate: {name} needs concrete output times ts (the number of steps per interval is fixed "
-            "at trace time); close over ts instead of passing it as a traced argument of jax.jit/vmap"
-        )
-    ts = np.asarray(ts)
-    eps = np.finfo(ts.dtype).eps if np.issubdtype(ts.dtype, np.floating) else 0.0
-    diffs = np.diff(ts.astype(np.float64))
-    counts = np.rint(diffs / dt)
-    tol = np.maximum(1e-9 * np.abs(diffs), 8 * eps * np.maximum(np.abs(ts[:-1]), np.abs(ts[1:])))
-    bad = (counts < 1) | (np.abs(counts * dt - diffs) > tol)
-    if np.any(bad):
-        i = int(np.argmax(bad))
-        raise ValueError(
-            f"simulate: {name}(dt={dt}) takes fixed steps, so every interval of ts must be a whole "
-            f"number of steps; ts[{i + 1}] - ts[{i}] = {float(diffs[i])!r} is {float(diffs[i] / dt)!r} steps. "
-            "Choose dt dividing every interval (or ts on a multiple of dt)"
-        )
-    return tuple(int(c) for c in counts)
 
 
 @eqx.filter_jit

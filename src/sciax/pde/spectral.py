@@ -14,7 +14,9 @@
 
 Step them with `sciax.pde.ETDRK4(dt=...)` (or ETDRK1/2, `IFRK4`, the IMEX `CNAB2`),
 or by the method of lines with any `sciax.ode` method (the IMEX `KenCarp*` use the
-model's `(N, L)` split). Every FFT goes through `to_spectral`/`to_physical`.
+model's `(N, L)` split). Every FFT goes through `to_spectral`/`to_physical`, which
+dispatch on the grid type (`forward_transform`/`inverse_transform`: the hook through
+which `sciax.parallel` supplies its distributed FFT).
 """
 
 from ._fourier import (
@@ -23,8 +25,10 @@ from ._fourier import (
     derivative,
     derivative_symbol,
     divergence,
+    forward_transform,
     gradient,
     inverse_laplacian,
+    inverse_transform,
     laplacian,
     laplacian_symbol,
     nyquist_mask,
@@ -68,4 +72,6 @@ __all__ = [
     "to_physical",
     "to_spectral",
     "wavenumbers",
+    "forward_transform",
+    "inverse_transform",
 ]

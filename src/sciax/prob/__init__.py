@@ -1,1 +1,53 @@
-"""Probabilistic models: NumPyro inference around any simulation, sensitivity analysis. (Planned.)"""
+"""Probabilistic models: Bayesian inference around any simulation, and sensitivity analysis.
+
+Inference (over NumPyro):
+
+- `SimulationModel(model, times, priors=..., y0=..., likelihood=...)`: any sciax
+  simulation as an ordinary NumPyro model function;
+- likelihoods `NormalLikelihood`, `LogNormalLikelihood`, `PoissonLikelihood`,
+  `NegativeBinomialLikelihood` (noise per observed component);
+- `infer(model, data, method="nuts" | "svi")`: labelled ArviZ results;
+  `summary(result)`: r_hat, bulk ESS and divergences;
+- `load_lynx_hare()`: the Hudson's Bay Company lynx-hare table.
+
+Sensitivity analysis (model evaluations vmapped and chunked):
+
+- `local_sensitivity(model, y0, ts, params)`: `dy(t)/dp` through the solve;
+- `sobol_indices(fn, bounds)`: first-order and total Sobol indices with
+  bootstrap intervals, time-resolved for trajectory outputs; `plot_sobol`;
+- `morris(fn, bounds)`: elementary effects (`mu`, `mu_star`, `sigma`).
+"""
+
+from ._data import load_lynx_hare
+from ._infer import infer
+from ._likelihood import (
+    AbstractLikelihood,
+    LogNormalLikelihood,
+    NegativeBinomialLikelihood,
+    NormalLikelihood,
+    PoissonLikelihood,
+)
+from ._local import local_sensitivity
+from ._morris import morris
+from ._plot import plot_sobol
+from ._saltelli import saltelli_design
+from ._simulation_model import SimulationModel
+from ._sobol import sobol_indices
+from ._summary import summary
+
+__all__ = [
+    "SimulationModel",
+    "AbstractLikelihood",
+    "NormalLikelihood",
+    "LogNormalLikelihood",
+    "PoissonLikelihood",
+    "NegativeBinomialLikelihood",
+    "infer",
+    "summary",
+    "load_lynx_hare",
+    "local_sensitivity",
+    "sobol_indices",
+    "saltelli_design",
+    "morris",
+    "plot_sobol",
+]

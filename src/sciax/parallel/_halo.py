@@ -1,0 +1,83 @@
+"""`ShardedHalo`: the halo of one block of a sharded grid, filled by `lax.ppermute` from neighbours."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax.numpy as jnp
+from jax import lax
+from jaxtyping import Array, ArrayLike, Float
+
+from ..pde._fd_boundary import AbstractHalo, BoundaryHalo, Periodic, Sides
+from ..pde._grid import Grid
+
+
+def _take(u, axis: int, start: int, stop: int):
+    index = [slice(None)] * u.ndim
+    index[axis] = slice(start, stop)
+    return u[tuple(index)]
+
+
+class ShardedHalo(AbstractHalo):
+    """Fills the halo of a block inside `jax.shard_map`: interior sides from the neighbouring
+    blocks (`lax.ppermute`), outer sides from the boundary conditions.
+
+    Every finite-difference stencil of `sciax.pde.fd` takes its halo from an
+    `AbstractHalo`, so with this one the same stencil code runs on a block, at any
+    order (the halo width is the stencil's radius). The result equals the
+    unsharded stencil to round-off (the same arithmetic on the same values):
+    ghost values at the outer edges are those of a `BoundaryHalo` on the block,
+    selected on the first/last block by `lax.axis_index`.
+
+    Build it with `sciax.parallel.shard`, which also makes the block `grid`. Only
+    usable inside `jax.shard_map` over the mesh axes in `names`.
+
+    **Fields (static):** `grid` (the block: local shape, global spacing); `sides`
+    (the global boundary conditions, `(low, high)` per axis); `names` (the mesh
+    axis sharding each grid axis, or `None`); `sizes` (shards per axis).
+    """
+
+    grid: Grid = eqx.field(static=True)
+    sides: Sides = eqx.field(static=True)
+    names: tuple[str | None, ...] = eqx.field(static=True)
+    sizes: tuple[int, ...] = eqx.field(static=True)
+
+    def __init__(self, grid: Grid, sides: Sides, names: Sequence[str | None], sizes: Sequence[int]):
+        if len(sides) != grid.ndim or len(names) != grid.ndim or len(sizes) != grid.ndim:
+            raise ValueError(f"ShardedHalo: sides, names and sizes need one entry per grid axis ({grid.ndim})")
+        self.grid, self.sides, self.names, self.sizes = grid, tuple(sides), tuple(names), tuple(int(s) for s in sizes)
+
+    def pad(
+        self, u: Float[Array, "..."], width: int, *, t: ArrayLike = 0.0, flux: bool = False, axes=None
+    ) -> Float[Array, "..."]:
+        if u.ndim != self.grid.ndim:
+            raise ValueError(f"halo: field has {u.ndim} axes but the grid has {self.grid.ndim}")
+        if width == 0:
+            return u
+        boundary = BoundaryHalo(self.grid, self.sides)
+        for axis in range(u.ndim) if axes is None else axes:
+            name, size = self.names[axis], self.sizes[axis]
+            if name is None or size == 1:
+                u = boundary.pad(u, width, t=t, flux=flux, axes=(axis,))
+                continue
+            n = u.shape[axis]
+            if width > n:
+                raise ValueError(
+                    f"halo: width {width} is wider than a shard: grid axis {axis} is split over mesh axis {name!r} "
+                    f"into {size} shards of {n} points; use fewer shards along it or a lower stencil order"
+                )
+            low, high = self.sides[axis]
+            periodic = isinstance(low, Periodic)  # only then are the first and last blocks neighbours
+            to_high = [(i, i + 1) for i in range(size - 1)] + ([(size - 1, 0)] if periodic else [])
+            to_low = [(i + 1, i) for i in range(size - 1)] + ([(0, size - 1)] if periodic else [])
+            from_low = lax.ppermute(_take(u, axis, n - width, n), name, to_high)
+            from_high = lax.ppermute(_take(u, axis, 0, width), name, to_low)
+            if not periodic:
+                # Ghosts of the physical boundary, as a BoundaryHalo makes them; kept only on the edge blocks.
+                ghosts = boundary.pad(u, width, t=t, flux=flux, axes=(axis,))
+                index = lax.axis_index(name)
+                from_low = jnp.where(index == 0, _take(ghosts, axis, 0, width), from_low)
+                from_high = jnp.where(index == size - 1, _take(ghosts, axis, n + width, n + 2 * width), from_high)
+            u = jnp.concatenate([from_low.astype(u.dtype), u, from_high.astype(u.dtype)], axis=axis)
+        return u

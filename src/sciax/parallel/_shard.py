@@ -1,0 +1,46 @@
+"""`shard`: the one entry point that puts a model on a device mesh."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jax.sharding import Mesh
+
+from .._model import AbstractModel
+from ..pde._fd_model import AbstractFDModel
+from ..pde._semilinear import SemilinearPDE
+from ._sharded_model import ShardedModel
+
+
+def shard(model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None) -> ShardedModel:
+    """The same model, run with its grid cut into blocks over the devices of `mesh`.
+
+    `sciax.simulate(shard(model, mesh), y0, ts, params, method=...)` returns the
+    unsharded result (to round-off); grid-shaped outputs are global `jax.Array`s
+    in the same blocks. Going from 1 to 8 devices or to 64 hosts changes only `mesh`.
+
+    **Arguments:**
+
+    - `model`: a finite-difference model (`sciax.pde.FDModel`, the `sciax.pde.fd`
+      catalogue, `sciax.pde.AcousticWave`) or a spectral `sciax.pde.SemilinearPDE`.
+    - `mesh`: a `jax.sharding.Mesh`, e.g. `sciax.parallel.make_mesh("slab")`.
+    - `axes`: one mesh axis name (or `None`) per grid axis; default: the mesh axes
+      named like grid dimensions (`"x"`, `"y"`, `"z"`) shard those.
+
+    **Returns:** a `ShardedModel`. For an FD model its blocks exchange halos with
+    `lax.ppermute` (boundary conditions only at the outer edges); for a
+    `SemilinearPDE` its FFTs are the distributed FFT of a `ShardedGrid`
+    (`lax.all_to_all` transposes, no gathering).
+
+    **Raises** `ValueError` for a grid not divisible by the mesh (no padding is
+    done), a halo wider than a shard, mesh axis names that do not exist, or a
+    decomposition the distributed FFT cannot handle; `TypeError` for other models.
+    """
+    if isinstance(model, ShardedModel):
+        raise TypeError("shard: the model is already sharded; shard the unsharded model (sharded.model) instead")
+    if isinstance(model, (SemilinearPDE, AbstractFDModel)):
+        return ShardedModel(model, mesh, axes)
+    raise TypeError(
+        f"shard: expected a sciax.pde finite-difference model or a sciax.pde.SemilinearPDE, got {type(model).__name__}; "
+        "for ensembles of any model use sciax.parallel.ensemble"
+    )

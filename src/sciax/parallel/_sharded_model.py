@@ -1,0 +1,204 @@
+"""`ShardedModel`: a finite-difference model whose grid is cut into blocks over a device mesh."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Sequence
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.sharding import Mesh, PartitionSpec
+
+from .._labels import Labels
+from .._method import AbstractMethod
+from .._model import AbstractModel
+from .._solution import Solution
+from ..pde._fd_boundary import CPML, BoundaryHalo, Sponge
+from ..pde._fd_model import AbstractFDModel
+from ..pde._fixed_step import AbstractFixedStep
+from ..pde._grid import Grid
+from ..pde._semilinear import SemilinearPDE
+from ._fft import check_fft_decomposition
+from ._halo import ShardedHalo
+from ._mesh import resolve_axes, shard_sizes
+from ._sharded_grid import ShardedGrid
+from ._specs import concrete_times, field_spec, split_params, tree_specs
+
+
+def replace_static(module: eqx.Module, **fields) -> eqx.Module:
+    """A shallow copy of `module` with some fields replaced, bypassing its `__init__`
+    (whose checks and derived fields were done for the original)."""
+    new = copy.copy(module)
+    for name, value in fields.items():
+        object.__setattr__(new, name, value)
+    return new
+
+
+class ShardedModel(AbstractModel):
+    """A grid model run with its grid cut into blocks over a device mesh (final; build it with
+    `sciax.parallel.shard`).
+
+    `sciax.simulate(sharded, y0, ts, params, method=...)` returns the same
+    `Solution` as the unsharded model (to round-off), with every grid-shaped
+    output a global `jax.Array` cut into the same blocks.
+
+    - Finite differences, fixed-step methods (`sciax.pde.RK4`, `sciax.pde.Leapfrog`):
+      the whole time loop runs inside one `jax.shard_map`, each device stepping
+      its block of the model (`local`, whose `ShardedHalo` exchanges halos with
+      `lax.ppermute`).
+    - Finite differences, other methods (adaptive `sciax.ode` methods): the method
+      runs on global arrays and each right-hand side is a `jax.shard_map` of the
+      block model, so error norms and step sizes stay global.
+    - Spectral (`SemilinearPDE`): `local` is the model on a `ShardedGrid`; any
+      method runs on global arrays and every FFT is the distributed FFT.
+
+    `y0` leaves must have the grid's shape; params leaves whose trailing axes are
+    the grid's shape (e.g. a velocity model `c`) are split into the same blocks,
+    others are replicated. The non-finite-state check (`throw=True`) is reduced
+    over the blocks to one flag, so it gathers nothing. Differentiable in `y0` and
+    `params`, usable under `jax.jit` and `jax.vmap`.
+
+    **Fields:** `model` (the unsharded model), `local` (see above), `mesh`,
+    `names` (the mesh axis sharding each grid axis, or `None`).
+    """
+
+    model: AbstractModel
+    local: AbstractModel
+    mesh: Mesh = eqx.field(static=True)
+    names: tuple[str | None, ...] = eqx.field(static=True)
+
+    def __init__(self, model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None):
+        if isinstance(model, SemilinearPDE):
+            grid = ShardedGrid(model.grid, mesh, axes)
+            check_fft_decomposition(grid, "shard")
+            self.model, self.local, self.mesh, self.names = model, replace_static(model, grid=grid), mesh, grid.names
+            return
+        if not isinstance(model, AbstractFDModel):
+            raise TypeError(f"shard: expected a sciax.pde finite-difference model or SemilinearPDE, got {type(model).__name__}")
+        grid = model.grid
+        names = resolve_axes(grid, mesh, axes, "shard")
+        if not isinstance(model.halo, BoundaryHalo):
+            raise TypeError(
+                f"shard: the model's halo must come from boundary conditions (a sciax.pde.BoundaryHalo), "
+                f"got {type(model.halo).__name__}; build the model with bc=... and shard that"
+            )
+        sides = model.halo.sides
+        for axis, pair in enumerate(sides):
+            for b in pair:
+                # Layer profiles and CPML's damping (scaled by the global max velocity) depend on the
+                # global position, which a block does not see: refused rather than silently changed.
+                if isinstance(b, CPML):
+                    raise ValueError("shard: CPML boundaries are not supported on a sharded grid yet; use Neumann(), "
+                                     "Dirichlet() or Periodic() sides (or run this model unsharded)")
+                if isinstance(b, Sponge) and names[axis] is not None:
+                    raise ValueError(f"shard: a Sponge layer along the sharded grid axis {grid.dims[axis]!r} is not "
+                                     "supported; shard another axis or use Neumann()/Dirichlet()/Periodic() there")
+        if getattr(model, "receivers", ()):
+            raise ValueError("shard: receivers (seismograms) are not supported on a sharded grid yet; save the "
+                             "pressure field (save='p') and sample it after the run")
+        sizes = shard_sizes(mesh, names)
+        block = tuple(n // s for n, s in zip(grid.shape, sizes))
+        for axis, name in enumerate(names):
+            # The widest halo a stencil of sciax.pde.fd asks for is `order` points (`diffusion`).
+            if name is not None and block[axis] < model.order:
+                raise ValueError(
+                    f"shard: the halo ({model.order} points at order {model.order}) is wider than a shard: grid axis "
+                    f"{grid.dims[axis]!r} has {grid.shape[axis]} points over {sizes[axis]} devices ({block[axis]} each); "
+                    "use fewer devices along it, a finer grid or a lower order"
+                )
+        local_grid = Grid(block, tuple(h * b for h, b in zip(grid.spacing, block)), grid.origin)
+        self.model = model
+        self.local = replace_static(model, grid=local_grid, halo=ShardedHalo(local_grid, sides, names, sizes))
+        self.mesh, self.names = mesh, names
+
+    @property
+    def grid(self) -> Grid:
+        """The global grid."""
+        return self.model.grid
+
+    def check_state(self, u, what: str = "the state") -> None:
+        self.model.check_state(u, what)
+
+    def labels(self) -> Labels:
+        return self.model.labels()
+
+    def default_method(self) -> AbstractMethod:
+        return self.model.default_method()
+
+    @property
+    def spectral(self) -> bool:
+        """Whether the model is spectral (distributed FFT) rather than finite-difference (halos)."""
+        return isinstance(self.model, SemilinearPDE)
+
+    def imex_split(self):
+        return self.local.imex_split() if self.spectral else None
+
+    def rhs(self, t, y, params):
+        """The global right-hand side: block-wise under `jax.shard_map` (FD), or with the distributed FFT (spectral)."""
+        if self.spectral:
+            return self.local.rhs(t, y, params)
+        self.check_state(y)
+        arrays, static = split_params(params)
+        specs = tree_specs(y, self.grid.shape, self.names)
+
+        def block(t, y, arrays):
+            return self.local.rhs(t, y, eqx.combine(arrays, static))
+
+        run = jax.shard_map(block, mesh=self.mesh, in_specs=(PartitionSpec(), specs, tree_specs(arrays, self.grid.shape, self.names)),
+                            out_specs=specs, check_vma=False)
+        return run(jnp.asarray(t), y, arrays)
+
+    def integrate(self, method, y0, ts, params, **options) -> Solution:
+        if self.spectral or not isinstance(method, AbstractFixedStep):
+            return _solve_global(method, self.local if self.spectral else self, y0, ts, params, options)
+        self.check_state(y0, "y0")
+        _check_cfl(method, self.model, params)
+        arrays, static = split_params(params)
+        return _solve_blocks(self, method, y0, arrays, static, concrete_times(ts, "shard"), options)
+
+
+def _solve_global(method, model, y0, ts, params, options) -> Solution:
+    """`method.solve` on global arrays; its non-finite check (`throw`) made on a reduced flag instead of
+    on the whole state, which `equinox.error_if` would gather onto one device."""
+    takes_throw = "throw" in inspect.signature(method.solve).parameters
+    if not takes_throw or not options.get("throw", True):
+        return method.solve(model, y0, ts, params, **options)
+    sol = method.solve(model, y0, ts, params, **{**options, "throw": False})
+    ok = eqx.error_if(sol.success, ~sol.success, f"simulate: the sharded run under {type(method).__name__} failed (a "
+                      "non-finite state or a failed step); reduce dt or check the model and params")
+    # Tie the check to ys so that it runs whenever ys is used; multiplying by 0 is not folded for floats.
+    ys = jax.tree_util.tree_map(lambda y: y + jnp.zeros((), y.dtype) * ok.astype(y.dtype), sol.ys)
+    return eqx.tree_at(lambda s: (s.ys, s.success), sol, (ys, ok))
+
+
+def _check_cfl(method: AbstractFixedStep, model, params) -> None:
+    """The CFL check on the global model (concrete params): each block alone sees only its own coefficients."""
+    limit = method.stable_dt(model, params)
+    if limit is None or isinstance(limit, jax.core.Tracer):
+        return  # traced: every block checks its own bound at run time, and the block with the largest coefficient fails
+    if not method.dt <= float(limit):
+        raise ValueError(
+            f"simulate: {type(method).__name__}(dt={method.dt}) violates the CFL condition for "
+            f"{type(model).__name__}; the largest stable dt is {float(limit):.6g}"
+        )
+
+
+@eqx.filter_jit
+def _solve_blocks(sharded: ShardedModel, method, y0, arrays, static, times, options):
+    ts, grid, names = times.array(), sharded.grid, sharded.names
+    used = tuple(a for a in names if a is not None)
+
+    def block(y0, arrays):
+        sol = method.solve(sharded.local, y0, ts, eqx.combine(arrays, static), **options)
+        ok = lax.pmin(sol.success.astype(jnp.int32), used) > 0 if used else sol.success
+        return eqx.tree_at(lambda s: s.success, sol, ok)
+
+    in_specs = (tree_specs(y0, grid.shape, names), tree_specs(arrays, grid.shape, names))
+    # Trace once with replicated outputs to learn which outputs are block fields.
+    probe = jax.eval_shape(jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=PartitionSpec(),
+                                         check_vma=False), y0, arrays)
+    out_specs = jax.tree_util.tree_map(lambda s: field_spec(s.shape, sharded.local.grid.shape, names), probe)
+    return jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)(y0, arrays)

@@ -1,0 +1,155 @@
+"""Checks on 8 forced CPU devices, run in a subprocess by `test_parallel.py` (one JAX start-up for all).
+
+Run as `python -m tests.parallel._eight_devices` with
+`XLA_FLAGS=--xla_force_host_platform_device_count=8`. Prints one line per check,
+`error NAME: max relative difference to the single-device run` or
+`raises NAME: ExceptionType: message`, and `done` at the end.
+"""
+
+import os
+import sys
+import time
+
+os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import sciax  # noqa: E402
+from sciax import parallel, pde  # noqa: E402
+
+
+def rel(a, b) -> float:
+    a, b = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
+    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / np.max(np.abs(np.asarray(y)))) for x, y in zip(a, b))
+
+
+def report(name: str, value: float) -> None:
+    print(f"error {name}: {value:.3e}", flush=True)
+
+
+def expect_error(name: str, fn) -> None:
+    try:
+        fn()
+    except (ValueError, TypeError) as e:
+        print(f"raises {name}: {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
+    else:
+        print(f"raises {name}: nothing", flush=True)
+
+
+def gaussian(grid, width=0.02):
+    mesh = grid.meshgrid()
+    centre = [o + 0.4 * length for o, length in zip(grid.origin, grid.lengths)]
+    return jnp.asarray(np.exp(-sum((x - c) ** 2 for x, c in zip(mesh, centre)) / width))
+
+
+def fd_heat(slab, pencil):
+    for shape, bc, order, mesh, grad in [((64, 16), pde.Dirichlet(0.5), 8, slab, True),
+                                         ((16, 16, 8), pde.Periodic(), 2, pencil, False)]:
+        grid = pde.Grid(shape, 1.0)
+        model = pde.fd.heat(grid, bc=bc, order=order)
+        u0, ts = gaussian(grid), np.linspace(0.0, 4e-5, 3)
+        d = jnp.asarray(1.0 + 0.5 * np.cos(2 * np.pi * grid.meshgrid()[0]))  # a grid field, split into blocks too
+        run = lambda m, u, dd: sciax.simulate(m, u, ts, {"D": dd}, method=pde.RK4(2e-6)).ys  # noqa: E731
+        sharded = parallel.shard(model, mesh)
+        tag = f"heat{len(shape)}d_{type(bc).__name__}_o{order}_{'x'.join(map(str, mesh.devices.shape))}"
+        report(tag, rel(run(sharded, u0, d), run(model, u0, d)))
+        if not grad:
+            continue
+        loss = lambda m: jax.grad(lambda dd: jnp.sum(run(m, u0, dd)[-1] ** 2))(d)  # noqa: E731
+        report(tag + "_grad", rel(loss(sharded), loss(model)))
+    # An adaptive ODE method: global error norms, block-wise right-hand sides.
+    grid = pde.Grid((32, 16), 1.0)
+    model = pde.fd.heat(grid, bc=pde.Dirichlet(0.0), order=2)
+    kw = dict(method=sciax.ode.Tsit5(), rtol=1e-8, atol=1e-10)
+    ts = np.linspace(0.0, 2e-4, 3)
+    report("heat2d_tsit5", rel(sciax.simulate(parallel.shard(model, slab), gaussian(grid), ts, {"D": 1.0}, **kw).ys,
+                               sciax.simulate(model, gaussian(grid), ts, {"D": 1.0}, **kw).ys))
+
+
+def wave(slab, pencil):
+    for shape, mesh, bc, order, grad in [((64, 48), slab, pde.Neumann(), 8, True), ((32, 16, 16), pencil, pde.Dirichlet(0.0), 4, False)]:
+        grid = pde.Grid(shape, 1.0)
+        model = pde.AcousticWave(grid, f0=10.0, bc=bc, order=order)
+        c = jnp.asarray(1.0 + 0.3 * gaussian(grid, 0.05))
+        y0 = {"p": gaussian(grid, 0.005), "v": jnp.zeros(shape)}
+        ts = np.linspace(0.0, 0.03, 3)
+        run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc}, method=pde.Leapfrog(1e-3), save="p").ys["p"]  # noqa: E731
+        sharded = parallel.shard(model, mesh)
+        tag = f"wave{len(shape)}d_o{order}"
+        report(tag, rel(run(sharded, c), run(model, c)))
+        if not grad:
+            continue
+        # Full-waveform-inversion style gradient of a data misfit with respect to the velocity model.
+        data = run(model, jnp.ones(shape))
+        misfit = lambda m: jax.grad(lambda cc: jnp.sum((run(m, cc) - data) ** 2))(c)  # noqa: E731
+        report(tag + "_fwi_grad", rel(misfit(sharded), misfit(model)))
+
+
+def spectral(slab, pencil):
+    grid = pde.Grid((32, 32), 2 * np.pi)
+    x, y = grid.meshgrid()
+    w0 = jnp.asarray(np.sin(x) * np.cos(2 * y) + 0.3 * np.cos(3 * x + y))
+    model = pde.spectral.navier_stokes_2d(grid, forcing_mode=4)
+    ts = np.linspace(0.0, 0.2, 3)
+    run = lambda m, nu: sciax.simulate(m, w0, ts, {"nu": nu, "forcing": 0.5}, method=pde.ETDRK4(dt=0.05)).ys  # noqa: E731
+    sharded = parallel.shard(model, slab)
+    compiled = jax.jit(lambda nu: run(sharded, nu)).lower(1e-2).compile()
+    print(f"gathers ns2d: {'all-gather' in compiled.as_text()}", flush=True)  # the distributed FFT gathers nothing
+    report("ns2d_slab", rel(compiled(1e-2), run(model, 1e-2)))
+    report("ns2d_grad", rel(jax.grad(lambda nu: jnp.sum(run(sharded, nu) ** 2))(1e-2),
+                            jax.grad(lambda nu: jnp.sum(run(model, nu) ** 2))(1e-2)))
+    grid1 = pde.Grid(128, 32 * np.pi)
+    u0 = jnp.asarray(np.cos(grid1.coords()[0] / 16) * (1 + np.sin(grid1.coords()[0] / 16)))
+    ks = pde.spectral.kuramoto_sivashinsky(grid1)
+    run1 = lambda m, u: sciax.simulate(m, u, np.linspace(0.0, 2.0, 3), None, method=pde.ETDRK4(dt=0.25)).ys  # noqa: E731
+    report("ks_slab", rel(run1(parallel.shard(ks, slab), u0), run1(ks, u0)))
+    grid3 = pde.Grid((16, 16, 8), 2 * np.pi)
+    u3 = jnp.asarray(np.sin(grid3.meshgrid()[0]) * np.cos(grid3.meshgrid()[1]) + np.cos(2 * grid3.meshgrid()[2]))
+    report("fft3d_pencil", rel(pde.spectral.to_spectral(u3, parallel.shard(pde.spectral.heat(grid3), pencil).local.grid),
+                               jnp.fft.rfftn(u3)))
+
+
+def ensembles(slab, pencil):
+    grid = pde.Grid(64, 2 * np.pi)
+    model = pde.spectral.burgers(grid)
+    x = grid.coords()[0]
+    y0 = jnp.asarray(np.stack([np.sin(x + k) * (1 + 0.1 * k) for k in range(16)]))
+    nus = jnp.linspace(0.05, 0.2, 16)
+    ts, method = np.linspace(0.0, 0.5, 3), pde.ETDRK4(dt=0.05)
+    ref = jax.vmap(lambda y, nu: sciax.simulate(model, y, ts, {"nu": nu}, method=method))(y0, nus)
+    out = parallel.ensemble(model, y0, ts, {"nu": nus}, mesh=pencil, in_axes=(0, 0), method=method)
+    report("ensemble", rel(out.ys, ref.ys))
+    print(f"ensemble spec: {out.ys.sharding.spec}", flush=True)
+    loss = lambda f: jax.grad(lambda n: jnp.sum(f(n) ** 2))(nus)  # noqa: E731
+    report("ensemble_grad", rel(loss(lambda n: parallel.ensemble(model, y0, ts, {"nu": n}, mesh=slab, in_axes=(0, 0), method=method).ys),
+                                loss(lambda n: jax.vmap(lambda y, nu: sciax.simulate(model, y, ts, {"nu": nu}, method=method).ys)(y0, n))))
+
+
+def bad_input(slab, pencil):
+    heat = pde.fd.heat(pde.Grid((30, 16), 1.0), bc=pde.Neumann())
+    expect_error("not_divisible", lambda: parallel.shard(heat, slab))
+    expect_error("halo_wider_than_shard", lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann(), order=8), slab))
+    expect_error("unknown_mesh_axis", lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann()), slab, axes=("w", None)))
+    expect_error("fft_sharded_last_axis", lambda: parallel.shard(pde.spectral.heat(pde.Grid((16, 16), 1.0)), pencil))
+    expect_error("fft_1d_not_square_divisible", lambda: parallel.shard(pde.spectral.heat(pde.Grid(40, 1.0)), slab))
+    expect_error("ensemble_not_divisible", lambda: parallel.ensemble(
+        pde.spectral.heat(pde.Grid(16, 1.0)), jnp.ones((6, 16)), np.linspace(0, 1, 2), {"nu": 1.0}, mesh=slab, method=pde.ETDRK4(dt=0.5)))
+    expect_error("cpml", lambda: parallel.shard(pde.AcousticWave(pde.Grid((64, 64), 1.0), f0=5.0), slab))
+
+
+def main(names):
+    slab, pencil = parallel.make_mesh("slab"), parallel.make_mesh("pencil")
+    for name in names or ("fd_heat", "wave", "spectral", "ensembles", "bad_input"):
+        start = time.perf_counter()
+        globals()[name](slab, pencil)
+        print(f"seconds {name}: {time.perf_counter() - start:.1f}", flush=True)
+    print("done", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

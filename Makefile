@@ -22,8 +22,10 @@ demo: $(VENV)/.installed
 	$(BIN)/sciax demo
 
 # pytest exits 5 when it collects no tests; make treats any non-zero exit as failure.
+# Two workers (CI has 2 cores); whole files per worker so module-level compiled
+# functions are shared by the tests that use them.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/ode_ensemble.py

@@ -44,3 +44,14 @@ def test_save_round_trip(tmp_path):
     assert not list(path.parent.glob("*.tmp"))
     with pytest.raises(ValueError, match="must end in .nc"):
         sciax.io.save(sol, tmp_path / "run.txt")
+
+
+def test_saved_files_get_default_permissions(tmp_path):
+    import os
+    import stat
+
+    sol = sciax.simulate(sciax.ode.ODE(lambda t, y, p: -y), jnp.array([1.0]), jnp.linspace(0.0, 1.0, 3))
+    path = sciax.io.save(sol, tmp_path / "run.nc")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask

@@ -24,12 +24,20 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        use_default_permissions(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
     _fsync_folder(path.parent)
     return path
+
+
+def use_default_permissions(path: str | os.PathLike) -> None:
+    """Give a `mkstemp` file (created 0600) the permissions a plain `open` would: 0666 minus the umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)
 
 
 def remove_stale_temporaries(path: str | os.PathLike) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import xarray as xr
 
 from .._solution import Solution
+from ._atomic import use_default_permissions
 from ._zarr import is_zarr_store, quiet_consolidation, zarr_module
 
 _NETCDF = (".nc", ".nc4")
@@ -50,6 +51,7 @@ def _save_netcdf(data: xr.Dataset, path: Path) -> None:
     os.close(fd)
     try:
         data.to_netcdf(tmp, engine="h5netcdf")
+        use_default_permissions(tmp)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -72,7 +72,7 @@ def test_rk4_cfl_error_states_limit():
     with pytest.raises(ValueError, match=f"largest stable dt is {limit:.6g}"):
         sciax.simulate(model, jnp.zeros(32), jnp.array([0.0, 0.1]), {"D": 1.0}, method=sciax.pde.RK4(0.1))
     # Under jit (traced params) the check runs at run time.
-    check = jax.jit(lambda p: sciax.pde.RK4(0.1)._check_cfl(model, p)["D"])
+    check = jax.jit(lambda p: sciax.pde.RK4(0.1)._check_cfl(model, p, jnp.zeros(32)))
     with pytest.raises(Exception, match="CFL"):
         jax.block_until_ready(check({"D": 1.0}))
 
@@ -144,3 +144,17 @@ def test_bad_input():
         sciax.simulate(fd.heat(g, bc=P), jnp.zeros(8), jnp.array([0.0, 1e-4]), {"D": 1.0}, method=sciax.pde.RK4(1e-5))
     with pytest.raises(ValueError, match="scheme must be one of"):
         fd.advection_diffusion(g, bc=P, scheme="lax")
+
+
+def test_fixed_step_under_jit_with_python_number_params():
+    # Under jax.jit the CFL limit is traced even for plain-number params; the run-time
+    # check must thread onto the state, not onto params (which hold no arrays).
+    g = sciax.pde.Grid((32,), (1.0,), origin=(1 / 64,))
+    model = sciax.pde.fd.heat(g, bc=sciax.pde.Dirichlet(0.0))
+    u0 = jnp.sin(jnp.pi * jnp.asarray(g.coords()[0]))
+    ts = np.linspace(0.0, 0.01, 3)
+    eager = sciax.simulate(model, u0, ts, {"D": 1.0}, method=sciax.pde.RK4(1e-4)).ys
+    jitted = jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(1e-4)).ys)(u0)
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-12)
+    with pytest.raises(Exception, match="CFL"):
+        jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(5e-3)).ys)(u0).block_until_ready()

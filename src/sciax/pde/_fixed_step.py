@@ -63,13 +63,15 @@ class AbstractFixedStep(AbstractMethod):
         if check is not None:
             check(y0, "y0")
         counts = step_counts(ts, self.dt, name)
-        params = self._check_cfl(model, params)
+        y0 = self._check_cfl(model, params, y0)
         return _run(self, model, y0, jnp.asarray(ts), params, counts, save, bool(throw))
 
-    def _check_cfl(self, model, params):
+    def _check_cfl(self, model, params, y0):
+        """Raise (concrete limit) or thread a run-time check onto `y0`, which always holds arrays
+        (params may be plain Python numbers)."""
         limit = self.stable_dt(model, params)
         if limit is None:
-            return params
+            return y0
         name = type(self).__name__
         if not isinstance(limit, jax.core.Tracer):
             if not self.dt <= float(limit):
@@ -77,8 +79,8 @@ class AbstractFixedStep(AbstractMethod):
                     f"simulate: {name}(dt={self.dt}) violates the CFL condition for {type(model).__name__}; "
                     f"the largest stable dt is {float(limit):.6g}"
                 )
-            return params
-        return eqx.error_if(params, self.dt > limit, f"simulate: {name} dt exceeds the CFL limit (largest stable dt is smaller)")
+            return y0
+        return eqx.error_if(y0, self.dt > limit, f"simulate: {name} dt exceeds the CFL limit (largest stable dt is smaller)")
 
 
 @eqx.filter_jit

@@ -58,7 +58,6 @@ def sciax_lv_model():
         likelihood=sciax.prob.LogNormalLikelihood(dist.LogNormal(-1.0, 1.0)),
         rtol=RTOL,
         atol=ATOL,
-        adjoint=diffrax.RecursiveCheckpointAdjoint(checkpoints=1000),
     )
 
 

@@ -12,15 +12,29 @@ import sciax
 from sciax import cli
 
 
+@pytest.mark.slow
 def test_demo_writes_netcdf_and_png(tmp_path, capsys):
-    assert cli.main(["demo", "--out", str(tmp_path), "--members", "64"]) == 0
+    import arviz as az
+    import matplotlib.image
+
+    assert cli.main(["demo", "--out", str(tmp_path), "--members", "64", "--quick"]) == 0
     out = capsys.readouterr().out
-    assert "members:" in out and "run time:" in out
+    assert "members:" in out and "run time:" in out and "Gray–Scott" in out and "lynx–hare" in out
+    assert "Total:" in out
     ds = xr.open_dataset(tmp_path / "ensemble.nc", engine="h5netcdf")
     assert ds["prey"].dims == ("member", "time") and ds.sizes["member"] == 64
     assert bool(ds.attrs["success"])
-    png = (tmp_path / "ensemble.png").read_bytes()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    pde = xr.open_dataset(tmp_path / "pde.nc", engine="h5netcdf")
+    assert pde["v"].dims == ("time", "x", "y") and pde.sizes["x"] == 32 and bool(pde.attrs["success"])
+    assert np.isfinite(pde["v"].values).all() and float(pde["v"].isel(time=-1).std()) > 0
+    posterior = az.from_netcdf(tmp_path / "posterior.nc").posterior
+    assert {"alpha", "beta", "gamma", "delta"} <= set(posterior.data_vars)
+    assert posterior.sizes["chain"] == 2 and posterior.sizes["draw"] == 40
+    for name in ("ensemble", "pde", "posterior"):
+        png = (tmp_path / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, name
+        image = matplotlib.image.imread(tmp_path / f"{name}.png")
+        assert image.ndim == 3 and min(image.shape[:2]) > 200, name
 
 
 def test_python_dash_m_entry_point():

@@ -96,7 +96,10 @@ def check_positive(name: str, value):
 
 def check_rhs_structure(rhs: Callable, t0, y0, params, *, what: str = "vector field"):
     """The right-hand side must return the same structure, shapes and dtypes as y0."""
-    out = jax.eval_shape(rhs, t0, y0, params)
+    # Non-array leaves (an equinox MLP's activation function, Python numbers) are
+    # closed over rather than passed, since eval_shape only accepts array-likes.
+    dynamic, static = eqx.partition(params, eqx.is_array)
+    out = jax.eval_shape(lambda t, y, p: rhs(t, y, eqx.combine(p, static)), t0, y0, dynamic)
     y_struct = jax.tree_util.tree_structure(y0)
     out_struct = jax.tree_util.tree_structure(out)
     if y_struct != out_struct:

@@ -205,3 +205,175 @@ def test_example_config_in_the_docs_is_valid():
     config = io.parse_config(tomllib.loads(example), source="docs/io.md", base="/data")
     assert config.model_name == "kuramoto_sivashinsky" and config.ts[-1] == 1000.0 and len(config.ts) == 2001
     assert config.output == Path("/data/ks.zarr") and config.netcdf == Path("/data/ks.nc") and config.chunk == 200
+
+
+# ---- finite-difference catalogue -------------------------------------------------------------------------
+
+FD_HEAT = """\
+[model]
+name = "fd_heat"
+dtype = "float64"
+order = 4
+[grid]
+shape = 64
+lengths = 1.0
+bc = "periodic"
+[params]
+D = 0.01
+[initial]
+generator = "sine"
+modes = 2
+[method]
+name = "RK4"
+dt = 0.01
+[time]
+end = 1.0
+save_every = 0.25
+[output]
+path = "heat.zarr"
+chunk = 2
+"""
+
+FD_GRAY_SCOTT = """\
+[model]
+name = "fd_gray_scott"
+[grid]
+shape = [12, 12]
+lengths = 1.0
+bc = ["periodic", "neumann"]
+[params]
+Du = 2e-5
+Dv = 1e-5
+F = 0.04
+k = 0.06
+[initial.u]
+generator = "constant"
+value = 1.0
+[initial.v]
+generator = "gaussian"
+amplitude = 0.5
+width = 0.1
+[method]
+name = "RK4"
+dt = 1.0
+[time]
+end = 6.0
+save_every = 2.0
+[output]
+path = "gs.zarr"
+chunk = 1
+"""
+
+
+@pytest.mark.parametrize("method", [{"name": "RK4", "dt": 0.01}, {"name": "CrankNicolson", "dt": 0.05},
+                                    {"name": "Tsit5", "rtol": 1e-9, "atol": 1e-9}])
+def test_fd_heat_config_decays_like_the_exact_solution(tmp_path, method):
+    config = _parse(FD_HEAT, method=method)
+    assert isinstance(config.method, getattr(sciax.pde if method["name"] != "Tsit5" else sciax.ode, method["name"]))
+    assert config.model.order == 4
+    config = dataclasses_replace(config, output=tmp_path / "heat.zarr")
+    ds = io.run_config(config, progress=False).open()
+    x, t = ds["x"].values, ds["time"].values
+    # A sine of mode 2 on a periodic domain of length 1 decays as exp(-D (4 pi)^2 t).
+    exact = np.sin(4 * np.pi * x)[None, :] * np.exp(-0.01 * (4 * np.pi) ** 2 * t)[:, None]
+    # Order-4 stencil at 32 points per wavelength: ~5e-6; Crank–Nicolson adds its O(dt^2) error.
+    tol = 2e-3 if method["name"] == "CrankNicolson" else 2e-5
+    np.testing.assert_allclose(ds["u"].values, exact, atol=tol)
+
+
+def test_fd_advection_diffusion_takes_a_velocity_per_axis(tmp_path):
+    text = FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"\nscheme = "weno5"').replace("D = 0.01", "D = 0.001\nvelocity = [0.5]")
+    config = dataclasses_replace(_parse(text), output=tmp_path / "ad.zarr")
+    assert config.params["velocity"] == (0.5,)
+    ds = io.run_config(config, progress=False).open()
+    x, t = ds["x"].values, ds["time"].values
+    exact = np.sin(4 * np.pi * (x[None, :] - 0.5 * t[:, None])) * np.exp(-0.001 * (4 * np.pi) ** 2 * t)[:, None]
+    np.testing.assert_allclose(ds["u"].values, exact, atol=2e-3)  # WENO5 at 32 points per wavelength
+
+
+def test_fd_multi_field_state_is_a_dict_and_resumes_bitwise(tmp_path, monkeypatch):
+    from sciax.io import _run
+
+    config = _parse(FD_GRAY_SCOTT)
+    assert set(config.y0) == {"u", "v"} and config.y0["v"].shape == (12, 12)
+    assert len(config.model.halo.sides) == 2
+    reference = io.run_config(dataclasses_replace(config, output=tmp_path / "ref.zarr"), progress=False)
+    real, calls = _run.write_checkpoint, []
+
+    def flaky(path, checkpoint):  # a kill after the first chunk's append, before its checkpoint
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt("simulated kill")
+        return real(path, checkpoint)
+
+    interrupted = dataclasses_replace(config, output=tmp_path / "gs.zarr")
+    monkeypatch.setattr(_run, "write_checkpoint", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        io.run_config(interrupted, progress=False)
+    monkeypatch.undo()
+    resumed = io.run_config(interrupted, progress=False)
+    assert resumed.resumed_at == 1
+    a, b = reference.open().load(), resumed.open().load()
+    for name in ("u", "v"):
+        assert a[name].dims == ("time", "x", "y")
+        np.testing.assert_array_equal(a[name].values, b[name].values)
+
+
+def dataclasses_replace(config, **changes):
+    import dataclasses
+
+    return dataclasses.replace(config, **changes)
+
+
+@pytest.mark.parametrize(
+    "edits, message",
+    [
+        ({"grid__bc": None}, r"\[grid\]: missing key 'bc'; finite-difference models need boundary conditions"),
+        ({"grid__bc": "reflecting"}, r"\[grid\] bc: unknown value 'reflecting'; allowed: dirichlet, neumann, periodic"),
+        ({"grid__bc": ["periodic", "periodic", "periodic"]}, r"\[grid\] bc: expected .* an array of 1 of them"),
+        ({"grid__bc": 0}, r"\[grid\] bc: expected one of 'periodic'"),
+        ({"grid__bc_value": 1.0}, r"\[grid\] bc_value: periodic boundaries take no value"),
+        ({"grid__bc_value": "1"}, r"\[grid\] bc_value: expected a number, got '1' \(string\)"),
+        ({"model__order": 3}, r"\[model\] order: expected one of 2, 4, 6, 8, got 3"),
+        ({"model__order": 4.0}, r"\[model\] order: expected an integer, got 4.0"),
+        ({"model__scheme": "weno5"}, r"\[model\]: unknown key 'scheme'; allowed: dtype, name, order"),
+        ({"params__D": -0.01}, r"\[params\] D: expected a number > 0, got -0.01"),
+        ({"params__D": "hot"}, r"\[params\] D: expected a number > 0, got 'hot' \(string\)"),
+        ({"method__dt": -0.01}, r"\[method\] dt: expected a number > 0, got -0.01"),
+        ({"method__dt": 0.05}, r"\[method\] dt: RK4 is unstable .* above dt = 0.01\d+ \(CFL condition\); got dt = 0.05"),
+        ({"method__name": "Leapfrog"}, r"\[method\] name: unknown value 'Leapfrog'.*allowed: .*BackwardEuler.*RK4"),
+        ({"method__name": "ETDRK4"}, r"\[method\] name: unknown value 'ETDRK4'"),
+        ({"initial__field": "u"}, r"\[initial\]: unknown key 'field'"),
+        ({"grid__shape": [8, 8, 8, 8]}, r"\[grid\] shape: 'fd_heat' needs 1 or 2 or 3 dimension"),
+    ],
+)
+def test_bad_fd_config_names_the_key(edits, message):
+    with pytest.raises(io.ConfigError, match=message):
+        _parse(FD_HEAT, **edits)
+
+
+def test_bad_fd_config_specifics():
+    with pytest.raises(io.ConfigError, match=r"\[params\] velocity: expected an array of 1 numbers"):
+        _parse(FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"').replace("D = 0.01", "D = 0.01\nvelocity = [1.0, 2.0]"))
+    with pytest.raises(io.ConfigError, match=r"\[params\]: missing key 'velocity'"):
+        _parse(FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"'))
+    with pytest.raises(io.ConfigError, match=r"\[model\] scheme: unknown value 'upwnd' \(did you mean 'upwind'\?\)"):
+        _parse(FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"\nscheme = "upwnd"').replace("D = 0.01", "D = 0.01\nvelocity = 1.0"))
+    with pytest.raises(io.ConfigError, match=r"\[grid\] shape: 'fd_burgers' needs 1 dimension"):
+        _parse(FD_GRAY_SCOTT.replace('"fd_gray_scott"', '"fd_burgers"'))
+    with pytest.raises(io.ConfigError, match=r"\[grid\]: unknown key 'bc'; 'gray_scott' is a spectral model, periodic"):
+        _parse(GRAY_SCOTT.replace("lengths = 2.5", 'lengths = 2.5\nbc = "periodic"'))
+    with pytest.raises(io.ConfigError, match=r"missing table \[initial.v\]"):
+        _parse(FD_GRAY_SCOTT, initial={"u": {"generator": "constant", "value": 1.0}})
+
+
+def test_every_toml_example_in_the_docs_is_valid():
+    docs = (Path(__file__).parents[2] / "docs" / "io.md").read_text()
+    examples = re.findall(r"```toml\n(.*?)```", docs, re.S)
+    assert len(examples) >= 3
+    fd = [tomllib.loads(text) for text in examples if '"fd_heat"' in text]
+    assert len(fd) == 1
+    config = io.parse_config(fd[0], source="docs/io.md", base="/data")
+    assert isinstance(config.method, sciax.pde.CrankNicolson) and config.model.order == 4
+    low, high = config.model.halo.sides[0]
+    assert isinstance(low, sciax.pde.Dirichlet) and isinstance(config.model.halo.sides[1][1], sciax.pde.Neumann)

@@ -2,7 +2,7 @@
 method, output times and output store — read, validated and run by `sciax run CONFIG.toml`.
 
 Only data is read (Python's `tomllib`); names select entries of fixed registries
-(`_registry.MODELS`, `_registry.METHODS`, `_initial.GENERATORS`). See docs/io.md
+(`_registry.MODELS`, `_registry.METHODS`, `_registry.BOUNDARIES`, `_initial.GENERATORS`). See docs/io.md
 for the reference and an example.
 """
 
@@ -23,7 +23,7 @@ from .._method import AbstractMethod
 from .._model import AbstractModel
 from ..pde import Grid
 from ._initial import initial_state
-from ._registry import METHODS, MODELS, ODE, ModelSpec, methods_for
+from ._registry import BOUNDARIES, FD, METHODS, MODELS, ODE, ModelSpec, methods_for
 from ._run import run
 from ._schema import ConfigError, Table, unknown_key_error
 from ._summary import RunSummary
@@ -36,7 +36,8 @@ _DTYPES = ("float32", "float64")
 class RunConfig:
     """A validated run config: everything `sciax.io.run` needs, built from catalogue names.
 
-    `y0` is float64 NumPy (cast to `dtype` when run); `ts` the output times;
+    `y0` is float64 NumPy, a dict of such arrays for multi-field FD models (cast to
+    `dtype` when run); `ts` the output times;
     `options` the method options (`rtol`, `atol`, `dt0`, `max_steps`); paths are
     resolved against the config file's folder.
     """
@@ -45,8 +46,8 @@ class RunConfig:
     model_name: str
     dtype: str
     model: AbstractModel
-    params: dict[str, float] | None
-    y0: np.ndarray
+    params: dict[str, Any] | None
+    y0: np.ndarray | dict[str, np.ndarray]
     ts: np.ndarray
     method: AbstractMethod
     options: dict[str, Any]
@@ -81,16 +82,20 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>", base: str | 
     def at(section: str) -> str:
         return f"{source} [{section}]"
 
-    model_table = Table(data["model"], at("model"), ("name", "dtype"))
-    name = model_table.string("name", choices=tuple(MODELS))
-    dtype = model_table.string("dtype", "float32", choices=_DTYPES)
+    # The name decides which other [model] keys are allowed, so it is read first.
+    name = Table(data["model"], at("model"), None).string("name", choices=tuple(MODELS))
     spec = MODELS[name]
-    grid = _grid(data.get("grid"), at("grid"), spec, name)
-    model = spec.build() if spec.kind == ODE else _build_on_grid(spec, grid, name, at("grid"))
-    params = _params(data.get("params"), at("params"), spec, name)
+    model_table = Table(data["model"], at("model"), ("name", "dtype", *(key for key, _ in spec.options)))
+    dtype = model_table.string("dtype", "float32", choices=_DTYPES)
+    options = _model_options(model_table, spec)
+    grid, bc = _grid(data.get("grid"), at("grid"), spec, name)
+    model = spec.build() if spec.kind == ODE else _build_on_grid(spec, grid, bc, options, name, at("grid"))
+    params = _params(data.get("params"), at("params"), spec, name, grid)
     y0 = initial_state(data["initial"], source, spec, grid)
     method, options, dt = _method(data["method"], at("method"), spec, name)
     ts = _times(data["time"], at("time"), dt, at("method"))
+    if dt is not None and spec.kind == FD:
+        _check_stable(method, model, params, dt, at("method"), at("params"))
     out = Table(data["output"], at("output"), ("path", "chunk", "checkpoint", "netcdf"))
     base = Path(base)
     output = base / _path(out, "path", ".zarr")
@@ -117,21 +122,40 @@ def run_config(config: RunConfig | str | os.PathLike, *, overwrite: bool = False
             f"{config.source} [model] dtype: 'float64' needs jax_enable_x64; call "
             "jax.config.update('jax_enable_x64', True) before running (the `sciax run` command does this)"
         )
-    y0 = jnp.asarray(config.y0, dtype=config.dtype)
+    y0 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype=config.dtype), config.y0)
     return run(config.model, y0, config.ts, config.params, method=config.method, output=config.output,
                chunk=config.chunk, checkpoint=config.checkpoint, overwrite=overwrite, netcdf=config.netcdf,
                progress=progress, description=config.model_name, **config.options,
                attrs={"model": config.model_name, "method": type(config.method).__name__, "config": config.source})
 
 
-def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> Grid | None:
+def _model_options(t: Table, spec: ModelSpec) -> dict[str, Any]:
+    """The extra `[model]` keys of `spec` (e.g. FD stencil `order`, advection `scheme`), defaults filled in."""
+    out = {}
+    for key, allowed in spec.options:
+        if isinstance(allowed[0], str):
+            out[key] = t.string(key, allowed[0], choices=allowed)
+        else:
+            value = t.integer(key, allowed[0])
+            if value not in allowed:
+                raise ConfigError(f"{t.where} {key}: expected one of {', '.join(map(str, allowed))}, got {value!r}")
+            out[key] = value
+    return out
+
+
+def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> tuple[Grid | None, Any]:
+    """The grid and, for FD models, the boundary conditions."""
     if spec.kind == ODE:
         if data is not None:
             raise ConfigError(f"{where}: {name!r} is an ODE model and takes no grid; remove this section")
-        return None
+        return None, None
     if data is None:
         raise ConfigError(f"{where}: missing section; {name!r} is a PDE and needs shape and lengths")
-    t = Table(data, where, ("shape", "lengths", "origin"))
+    if spec.kind != FD and isinstance(data, dict) and ("bc" in data or "bc_value" in data):
+        key = "bc" if "bc" in data else "bc_value"
+        raise ConfigError(f"{where}: unknown key {key!r}; {name!r} is a spectral model, periodic on every axis "
+                          "(boundary conditions are for the fd_* models); allowed: lengths, origin, shape")
+    t = Table(data, where, ("shape", "lengths", "origin", *(("bc", "bc_value") if spec.kind == FD else ())))
     shape = t.numbers("shape", integer=True, scalar_ok=True)
     if len(shape) not in spec.ndims or not all(n >= 2 for n in shape):
         dims = " or ".join(map(str, spec.ndims))
@@ -140,24 +164,49 @@ def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> Grid | None:
     if len(lengths) not in (1, len(shape)):
         raise ConfigError(f"{where} lengths: expected one number or {len(shape)} (one per axis of shape), got {lengths!r}")
     origin = t.numbers("origin", None, length=len(shape), scalar_ok=False)
-    return Grid(tuple(shape), tuple(lengths), origin)
+    grid = Grid(tuple(shape), tuple(lengths), origin)
+    return grid, (_boundaries(t, grid) if spec.kind == FD else None)
 
 
-def _build_on_grid(spec: ModelSpec, grid: Grid, name: str, where: str) -> AbstractModel:
+def _boundaries(t: Table, grid: Grid) -> tuple:
+    """`bc = "neumann"` (every axis) or one name per axis; `bc_value` the Dirichlet value / Neumann flux."""
+    names = t.data.get("bc")
+    expected = f"one of {', '.join(map(repr, BOUNDARIES))}, or an array of {grid.ndim} of them (one per axis)"
+    if names is None:
+        raise ConfigError(f"{t.where}: missing key 'bc'; finite-difference models need boundary conditions: {expected}")
+    items = [names] if isinstance(names, str) else names
+    if not isinstance(items, list) or len(items) not in (1, grid.ndim) or not all(isinstance(b, str) for b in items):
+        raise ConfigError(f"{t.where} bc: expected {expected}, got {names!r:.80}")
+    for b in items:
+        if b not in BOUNDARIES:
+            raise unknown_key_error(f"{t.where} bc", b, BOUNDARIES, what="value")
+    value = t.number("bc_value", 0.0)
+    if value != 0.0 and all(b == "periodic" for b in items):
+        raise ConfigError(f"{t.where} bc_value: periodic boundaries take no value; remove bc_value")
+
+    def make(b: str):
+        return BOUNDARIES[b]() if b == "periodic" else BOUNDARIES[b](value)
+
+    return tuple(make(b) for b in items * (grid.ndim if len(items) == 1 else 1))
+
+
+def _build_on_grid(spec: ModelSpec, grid: Grid, bc, options: dict, name: str, where: str) -> AbstractModel:
     try:
-        return spec.build(grid)
+        return spec.build(grid) if spec.kind != FD else spec.build(grid, bc=bc, **options)
     except (ValueError, TypeError) as err:
         raise ConfigError(f"{where}: this grid does not suit {name!r}: {err}") from None
 
 
-def _params(data: Any, where: str, spec: ModelSpec, name: str) -> dict[str, float] | None:
-    allowed = spec.params + tuple(k for k, _ in spec.optional)
+def _params(data: Any, where: str, spec: ModelSpec, name: str, grid: Grid | None) -> dict[str, Any] | None:
+    allowed = spec.params + spec.vectors + tuple(k for k, _ in spec.optional)
     if data is None:
-        if spec.params:
-            raise ConfigError(f"{where}: missing section; {name!r} needs params {', '.join(spec.params)}")
+        if spec.params or spec.vectors:
+            raise ConfigError(f"{where}: missing section; {name!r} needs params {', '.join(spec.params + spec.vectors)}")
         data = {}
     t = Table(data, where, allowed)
-    values = {key: t.number(key) for key in spec.params}
+    values: dict[str, Any] = {key: t.number(key, positive=key in spec.positive) for key in spec.params}
+    # A vector param has one component per grid axis (e.g. a velocity).
+    values.update({key: tuple(t.numbers(key, length=grid.ndim)) for key in spec.vectors})
     values.update({key: t.number(key, default) for key, default in spec.optional})
     return values or None
 
@@ -165,7 +214,7 @@ def _params(data: Any, where: str, spec: ModelSpec, name: str) -> dict[str, floa
 def _method(data: Any, where: str, spec: ModelSpec, model_name: str) -> tuple[AbstractMethod, dict, float | None]:
     choices = methods_for(spec.kind)
     name = Table(data, where, None).string("name", choices=choices)  # the name decides the other keys
-    method_spec = METHODS[name]
+    method_spec = METHODS[spec.kind][name]
     if method_spec.step == "dt":
         t = Table(data, where, ("name", "dt"))
         dt = t.number("dt", positive=True)
@@ -177,6 +226,21 @@ def _method(data: Any, where: str, spec: ModelSpec, model_name: str) -> tuple[Ab
     if "max_steps" in t.data:
         options["max_steps"] = t.integer("max_steps", minimum=1)
     return method_spec.build(), options, None
+
+
+def _check_stable(method: AbstractMethod, model: AbstractModel, params, dt: float, where: str, params_where: str):
+    """A fixed step beyond the method's stability (CFL) limit is a config error, found before anything runs."""
+    stable_dt = getattr(method, "stable_dt", None)
+    if stable_dt is None:
+        return
+    try:
+        limit = stable_dt(model, params)
+    except (ValueError, TypeError) as err:
+        raise ConfigError(f"{params_where}: {err}") from None
+    if limit is not None and dt > float(limit):
+        raise ConfigError(f"{where} dt: {type(method).__name__} is unstable for this model, grid and params above "
+                          f"dt = {float(limit):.6g} (CFL condition); got dt = {dt:g}. Use a smaller dt, or an "
+                          "implicit method (CrankNicolson, BackwardEuler) or an adaptive one (Kvaerno5)")
 
 
 def _times(data: Any, where: str, dt: float | None, method_where: str) -> np.ndarray:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..pde import Grid
-from ._registry import ODE, ModelSpec
+from ._registry import FD, ODE, ModelSpec
 from ._schema import ConfigError, Table, unknown_key_error
 
 
@@ -53,8 +53,12 @@ GENERATORS: dict[str, tuple[Callable[[Table, Grid], np.ndarray], tuple[str, ...]
 }
 
 
-def initial_state(data: object, source: str, spec: ModelSpec, grid: Grid | None) -> np.ndarray:
-    """The initial state the `[initial]` table `data` of config `source` describes, for `spec` on `grid`."""
+def initial_state(data: object, source: str, spec: ModelSpec, grid: Grid | None) -> np.ndarray | dict[str, np.ndarray]:
+    """The initial state the `[initial]` table `data` of config `source` describes, for `spec` on `grid`.
+
+    Multi-field models get one table per field: spectral models take the fields
+    stacked along a leading axis, FD models a dict keyed by field name.
+    """
     where = f"{source} [initial]"
     if spec.kind == ODE:
         t = Table(data, where, ("generator", "values"))
@@ -67,7 +71,8 @@ def initial_state(data: object, source: str, spec: ModelSpec, grid: Grid | None)
     if missing:
         raise ConfigError(f"{where}: missing table [initial.{missing[0]}]; this model needs one per field "
                           f"({', '.join(spec.fields)}), each with its own generator")
-    return np.stack([_field(t.data[f], f"{source} [initial.{f}]", grid) for f in spec.fields])
+    fields = {f: _field(t.data[f], f"{source} [initial.{f}]", grid) for f in spec.fields}
+    return fields if spec.kind == FD else np.stack(list(fields.values()))
 
 
 def _field(data: object, where: str, grid: Grid) -> np.ndarray:

@@ -15,7 +15,8 @@ what they lack for PDEs:
   DCT Neumann). The spectral periodic solve is `sciax.pde.spectral.solve_poisson`.
 - Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
 - lineax solvers usable anywhere lineax takes one: `MultigridSolver`, `DirectSolver`,
-  `Preconditioned`.
+  `Preconditioned`, and `UnrolledLU` (small dense systems, fast under `vmap`; the
+  default stage solver of the Rosenbrock methods up to 32 states).
 
 Implicit time steppers built on these are `sciax.pde.BackwardEuler` and
 `sciax.pde.CrankNicolson`.
@@ -29,6 +30,7 @@ from ._operator import GridOperator, diffusion_operator, laplacian_operator, ste
 from ._poisson import solve_fd_poisson
 from ._preconditioner import AbstractPreconditioner, Jacobi
 from ._solve import LinearSolveResult, solve
+from ._unrolled_lu import UnrolledLU
 
 __all__ = [
     "GridOperator",
@@ -49,4 +51,5 @@ __all__ = [
     "MultigridSolver",
     "DirectSolver",
     "Preconditioned",
+    "UnrolledLU",
 ]

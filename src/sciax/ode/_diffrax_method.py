@@ -118,7 +118,13 @@ class AbstractDiffraxMethod(AbstractMethod):
         return bool(adaptive)
 
     def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, throw: bool) -> Solution:
-        ys, t_final, y_final = _split_final(sol, ts.shape[0])
+        if has_event:
+            ys, t_final, y_final = _split_final(sol, ts.shape[0])
+        else:
+            # Without an event the solve ends at ts[-1] or fails, and rows it never
+            # reached are already inf: the last row is the final state.
+            ys = sol.ys
+            y_final = jax.tree_util.tree_map(lambda leaf: leaf[-1], ys)
         code = failure_code(sol.result, y_final)
         if throw:
             ys = raise_on_failure(ys, code)
@@ -149,9 +155,9 @@ def _integrate(
     # One compiled program for the solve and its post-processing, so that an
     # un-jitted call compiles once rather than op by op.
     controller = diffrax.PIDController(rtol=rtol, atol=atol) if adaptive else diffrax.ConstantStepSize()
-    # t1=True also saves the final state (where an event or a failure stopped the
-    # solve); plain SaveAt, unlike SaveAt(subs=...), works with every adjoint.
-    saveat = diffrax.SaveAt(ts=ts, t1=True, dense=dense)
+    # With an event, t1=True also saves the state where the event stopped the
+    # solve; plain SaveAt, unlike SaveAt(subs=...), works with every adjoint.
+    saveat = diffrax.SaveAt(ts=ts, t1=event is not None, dense=dense)
     sol = diffrax.diffeqsolve(
         method.terms(model),
         method.diffrax_solver(rtol, atol, adaptive),

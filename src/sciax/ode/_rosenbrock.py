@@ -21,6 +21,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, PyTree
 
+from ..linalg._unrolled_lu import small_dense_solver
 from ._rosenbrock_tableaus import RosenbrockTableau
 
 # Iterative lineax solvers need only operator–vector products: with them the
@@ -84,7 +85,8 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
       `linear_solver` is iterative), `"jacfwd"` (dense), `"jvp"` (matrix-free:
       only Jacobian–vector products), or `jac(t, y, args)` returning the Jacobian
       over the flattened state as an `(n, n)` array or a `lineax` operator.
-    - `linear_solver`: the `lineax` solver of the stage systems `(I - hγJ) k = r`.
+    - `linear_solver`: the `lineax` solver of the stage systems `(I - hγJ) k = r`;
+      `None` picks one by the operator (see `_default_solver`).
     - `reject_failures`: a failed step gives an infinite error estimate so an
       adaptive controller retries it smaller (`True`), or ends the solve (`False`,
       for constant steps, which cannot be retried).
@@ -92,7 +94,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
 
     tableau: RosenbrockTableau = eqx.field(static=True)
     jacobian: str | Callable = eqx.field(static=True, default="auto")
-    linear_solver: lx.AbstractLinearSolver = eqx.field(default_factory=lx.LU)
+    linear_solver: lx.AbstractLinearSolver | None = None
     reject_failures: bool = eqx.field(static=True, default=True)
 
     term_structure: ClassVar = diffrax.AbstractTerm
@@ -122,7 +124,8 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
 
         hg = (h * self.tableau.gamma).astype(dtype)
         f0, dfdt, operator = self._linearise(f, t0, y_flat, args, hg, unravel)
-        state = self.linear_solver.init(operator, {})
+        linear_solver = _default_solver(operator) if self.linear_solver is None else self.linear_solver
+        state = linear_solver.init(operator, {})
         ok = jnp.array(True)
 
         ks = []
@@ -135,7 +138,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             # hγ times the stage right-hand side: γ C_ij k_j replaces hγ (C_ij/h) k_j,
             # so a zero step never divides by zero.
             rhs = hg * fi + (hg * h * tab["d"][i]) * dfdt + self.tableau.gamma * _combine(tab["c_mat"][i, :i], ks)
-            sol = lx.linear_solve(operator, rhs, self.linear_solver, state=state, throw=False)
+            sol = lx.linear_solve(operator, rhs, linear_solver, state=state, throw=False)
             ok = ok & (sol.result == lx.RESULTS.successful)
             ks.append(sol.value)
 
@@ -186,6 +189,14 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             return f0, dfdt, lx.FunctionLinearOperator(matvec, jax.eval_shape(lambda: y))
         jac = jax.vmap(lambda v: lin(zero_t, v), out_axes=1)(jnp.eye(y.size, dtype=y.dtype))
         return f0, dfdt, lx.MatrixLinearOperator(jnp.eye(y.size, dtype=y.dtype) - hg * jac)
+
+
+def _default_solver(operator: lx.AbstractLinearOperator) -> lx.AbstractLinearSolver:
+    """Unrolled LU for a small dense stage matrix, LAPACK LU for a large one, and
+    lineax's structure-aware choice for a user's operator (e.g. tridiagonal)."""
+    if isinstance(operator, lx.MatrixLinearOperator):
+        return small_dense_solver(operator.in_size())
+    return lx.AutoLinearSolver(well_posed=True)
 
 
 def _combine(weights: np.ndarray, vectors: list[Array]) -> Array | float:

@@ -14,8 +14,8 @@ sol = sciax.simulate(sciax.parallel.shard(model, mesh), y0, ts, params, method=.
   edges only); a spectral `SemilinearPDE` moves to a `ShardedGrid`, whose FFTs are
   the distributed FFT (`all_to_all` transposes).
 - `ensemble`: `jax.vmap(sciax.simulate)` with the members spread over devices.
-- `initialize`, `gather`: multi-process runs over `jax.distributed` (see
-  `sciax.parallel._distributed` for the launch recipe).
+- `initialize`, `gather`: multi-process runs over `jax.distributed` (the launch
+  recipe is in docs/parallel.md).
 
 `sciax.pde` never imports this package: it plugs in through the `AbstractHalo`
 a stencil is given, the FFT dispatch on the grid type

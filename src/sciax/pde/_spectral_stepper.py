@@ -139,6 +139,11 @@ def _check_growth_concrete(method: AbstractSpectralStepper, model: SemilinearPDE
         )
 
 
+def _like_state(array, real_dtype):
+    dtype = jnp.result_type(real_dtype, jnp.complex64) if jnp.iscomplexobj(array) else real_dtype
+    return jnp.asarray(array).astype(dtype)
+
+
 @eqx.filter_jit
 def _fixed_step_solve(method, model: SemilinearPDE, y0, ts, params, counts: tuple[int, ...], throw: bool):
     grid, dt = model.grid, method.dt
@@ -146,7 +151,9 @@ def _fixed_step_solve(method, model: SemilinearPDE, y0, ts, params, counts: tupl
     if method.exponential and throw:
         limit = overflow_limit(jnp.real(symbol).dtype)
         symbol = eqx.error_if(symbol, dt * jnp.max(jnp.real(symbol)) > limit, _OVERFLOW)
-    coeffs = method.coefficients(symbol)
+    # Coefficients follow the state's precision (a float32 state with float64 params
+    # under x64 would otherwise promote the scan carry to complex128).
+    coeffs = jax.tree_util.tree_map(lambda c: _like_state(c, y0.dtype), method.coefficients(symbol))
 
     def nonlinear(t, v):
         return model.nonlinear_hat(t, v, params)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,7 @@ from jaxtyping import Array, ArrayLike, Float
 
 import sciax
 
+from ._forward_sensitivity import FORWARD_MAX_INPUTS, count_inputs, forward_sensitivity
 from ._likelihood import AbstractLikelihood, as_likelihood
 from ._param_usage import used_parameters
 
@@ -64,6 +66,14 @@ class SimulationModel(eqx.Module):
       every component of a 1-D state.
     - `t0`: start time of the simulation; default `times[0]`, i.e. the first
       observation is an observation of the initial state. Must be <= `times[0]`.
+    - `sensitivity`: how gradients of the simulation are computed for NUTS/SVI:
+      `"forward"` (forward sensitivities: one solve carries `dy/dθ` for every
+      sampled scalar, handed to reverse mode by a `jax.custom_vjp`; cheapest for a
+      few parameters), `"reverse"` (reverse mode through the solve, with the
+      method's `adjoint=`; for many parameters, e.g. a PDE field), or `"auto"`
+      (default): forward when at most 32 scalars are sampled (parameters plus the
+      initial state) and no `adjoint=` option is given, else reverse. Both give
+      the gradient of the same discretised solution.
     - `method`, `**options`: forwarded to `sciax.simulate` (not `throw`).
     """
 
@@ -80,6 +90,7 @@ class SimulationModel(eqx.Module):
     state_names: tuple[str, ...] | None = eqx.field(static=True)
     method: sciax.AbstractMethod | None = eqx.field(static=True)
     options: tuple[tuple[str, Any], ...] = eqx.field(static=True)
+    sensitivity: str = eqx.field(static=True)
 
     def __init__(
         self,
@@ -93,6 +104,7 @@ class SimulationModel(eqx.Module):
         observe: Sequence[str | int] | Callable | None = None,
         t0: float | None = None,
         method: sciax.AbstractMethod | None = None,
+        sensitivity: str = "auto",
         **options: Any,
     ):
         if not isinstance(model, sciax.AbstractModel):
@@ -118,6 +130,7 @@ class SimulationModel(eqx.Module):
         self.options = tuple(sorted(options.items()))
         self.state_names = model.labels().names
         self.observe, self.observed_names = _resolve_observe(observe, self.state_names)
+        self.sensitivity = self._resolve_sensitivity(sensitivity)
         num_observed = self._check_against_model()
         if callable(self.observe):
             self.observed_names = tuple(f"y{i}" for i in range(num_observed))
@@ -138,9 +151,20 @@ class SimulationModel(eqx.Module):
         return self.y0
 
     def predict(self, params: Mapping[str, Any], y0: Array) -> tuple[Float[Array, "T K"], Array]:
-        """Simulate and return the observed components at `times`, shape `(T, K)`, and whether the solve succeeded."""
+        """Simulate and return the observed components at `times`, shape `(T, K)`, and whether the solve succeeded.
+
+        Differentiable in `params` and `y0` (by forward or reverse mode, see `sensitivity`).
+        """
+        if self.sensitivity == "forward":
+            return forward_sensitivity(lambda inputs: self._predict(*inputs), (dict(params), y0))
+        return self._predict(params, y0)
+
+    def _predict(self, params, y0):
         ts = jnp.concatenate([jnp.array([self.t0]), self.times]) if self.prepend_t0 else self.times
-        sol = sciax.simulate(self.model, y0, ts, params, method=self.method, throw=False, **dict(self.options))
+        options = dict(self.options)
+        if self.sensitivity == "forward" and _takes_adjoint(self.model, self.method):
+            options["adjoint"] = sciax.ode.ForwardMode()
+        sol = sciax.simulate(self.model, y0, ts, params, method=self.method, throw=False, **options)
         ys = jax.tree_util.tree_map(lambda leaf: leaf[1:], sol.ys) if self.prepend_t0 else sol.ys
         prediction = self.observe(ys) if callable(self.observe) else ys[..., jnp.asarray(self.observe)]
         return prediction, jnp.all(sol.success)
@@ -168,6 +192,22 @@ class SimulationModel(eqx.Module):
         numpyro.sample("obs", distribution.mask(observed), obs=filled)
 
     # -- checks and metadata --
+
+    def _resolve_sensitivity(self, sensitivity: str) -> str:
+        if sensitivity not in ("auto", "forward", "reverse"):
+            raise ValueError(f"SimulationModel: sensitivity must be 'auto', 'forward' or 'reverse', got {sensitivity!r}")
+        if sensitivity == "forward" and "adjoint" in dict(self.options):
+            raise ValueError(
+                "SimulationModel: sensitivity='forward' sets the solver's adjoint itself; drop adjoint= "
+                "or use sensitivity='reverse'"
+            )
+        if sensitivity != "auto":
+            return sensitivity
+        shapes = [prior.shape() for prior in self.priors.values()]
+        if isinstance(self.y0, dist.Distribution):
+            shapes.append(self.y0.shape())
+        small = count_inputs(shapes) <= FORWARD_MAX_INPUTS
+        return "forward" if small and "adjoint" not in dict(self.options) else "reverse"
 
     def check_observations(self, observations: ArrayLike) -> Array:
         """Validate shape (always) and values (when concrete); NaN entries are allowed (masked)."""
@@ -227,6 +267,12 @@ class SimulationModel(eqx.Module):
                 f"({self.times.shape[0]}, K) = (len(times), number of observed components)"
             )
         return prediction.shape[1]
+
+
+def _takes_adjoint(model: sciax.AbstractModel, method: sciax.AbstractMethod | None) -> bool:
+    """Whether the method that will run has an `adjoint=` option (the diffrax-based ODE methods)."""
+    method = model.default_method() if method is None else method
+    return "adjoint" in inspect.signature(method.solve).parameters
 
 
 def _check_times(times) -> Array:

@@ -1,4 +1,4 @@
-"""`sciax demo`: a 10,000-member Lotka–Volterra ensemble, written to netCDF and PNG."""
+"""Demo part 1: a 10,000-member Lotka–Volterra ensemble (vmapped, jitted chunks), netCDF + PNG."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numpy as np
 import xarray as xr
 from tqdm.auto import tqdm
 
-from . import io, ode
-from ._simulate import simulate
-from ._solution import Solution
+from .. import io, ode, plot
+from .._simulate import simulate
+from .._solution import Solution
 
-_BASE_PARAMS = {"alpha": 0.55, "beta": 0.028, "gamma": 0.80, "delta": 0.024}
+BASE_PARAMS = {"alpha": 0.55, "beta": 0.028, "gamma": 0.80, "delta": 0.024}
 
 
 def _ensemble_inputs(key: jax.Array, n: int):
@@ -23,7 +23,7 @@ def _ensemble_inputs(key: jax.Array, n: int):
     k_y, k_p = jax.random.split(key)
     y0 = jnp.array([30.0, 4.0]) * jax.random.uniform(k_y, (n, 2), minval=0.9, maxval=1.1)
     factors = jax.random.uniform(k_p, (n, 4), minval=0.9, maxval=1.1)
-    params = {name: value * factors[:, i] for i, (name, value) in enumerate(_BASE_PARAMS.items())}
+    params = {name: value * factors[:, i] for i, (name, value) in enumerate(BASE_PARAMS.items())}
     return y0, params
 
 
@@ -57,7 +57,7 @@ def run_ensemble(n_members: int = 10_000, chunk: int = 1_000, t_end: float = 40.
 
     sols = jax.tree.map(lambda *xs: np.concatenate(xs)[:n_members], *pieces)
     ds = sols.to_xarray()
-    for i, name in enumerate(_BASE_PARAMS):
+    for name in BASE_PARAMS:
         ds[name] = xr.DataArray(np.asarray(params[name]), dims=("member",), attrs={"long_name": f"rate {name}"})
     ds["num_steps"] = xr.DataArray(np.asarray(sols.stats["num_steps"]), dims=("member",))
     ds.attrs.update(model="Lotka-Volterra", method="Tsit5", rtol=1e-6, atol=1e-6)
@@ -73,27 +73,13 @@ def _pad(a: jax.Array, size: int) -> jax.Array:
 
 
 def plot_ensemble(ds: xr.Dataset, path: Path) -> Path:
-    """Median, 50 % and 90 % bands and a few members per species, plus the phase plane."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    """Spread of each species over time (`sciax.plot.trajectory_spread`) and the phase plane."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), constrained_layout=True)
-    t = ds["time"].values
-    colours = {"prey": "tab:blue", "predator": "tab:red"}
-    for ax, name in zip(axes[:2], ("prey", "predator")):
-        values = ds[name].values
-        q = np.quantile(values, [0.05, 0.25, 0.5, 0.75, 0.95], axis=0)
-        ax.fill_between(t, q[0], q[4], color=colours[name], alpha=0.15, label="5–95 %")
-        ax.fill_between(t, q[1], q[3], color=colours[name], alpha=0.3, label="25–75 %")
-        for m in range(5):
-            ax.plot(t, values[m], color=colours[name], lw=0.5, alpha=0.6)
-        ax.plot(t, q[2], color="k", lw=1.5, label="median")
-        ax.set(title=f"{name} ({ds.sizes['member']:,} members)", xlabel="time", ylabel="population")
-        ax.legend(loc="upper right", fontsize=8)
+    plot.trajectory_spread(ds, ["prey", "predator"], ax=axes[:2], n_traces=10)
     ax = axes[2]
-    for m in range(40):
+    for m in range(min(40, ds.sizes["member"])):
         ax.plot(ds["prey"].values[m], ds["predator"].values[m], lw=0.6, alpha=0.6)
     ax.set(title="phase plane (40 members)", xlabel="prey", ylabel="predator")
     fig.suptitle("Lotka–Volterra ensemble: initial state and rates perturbed ±10 %")
@@ -102,22 +88,23 @@ def plot_ensemble(ds: xr.Dataset, path: Path) -> Path:
     return path
 
 
-def main(out_dir: str | Path = "sciax-demo", n_members: int = 10_000) -> dict:
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"sciax demo — JAX {jax.__version__} on {jax.devices()[0].platform.upper()}")
+def ensemble_part(out_dir: Path, n_members: int) -> dict:
+    """Run, save, plot and summarise the ensemble; returns the dataset, paths, timings and summary lines."""
     ds, timings = run_ensemble(n_members=n_members, chunk=min(1_000, n_members))
-    nc_path = io.save(ds, out_dir / "ensemble.nc")
-    png_path = plot_ensemble(ds, out_dir / "ensemble.png")
+    start = time.perf_counter()
+    paths = (io.save(ds, out_dir / "ensemble.nc"), plot_ensemble(ds, out_dir / "ensemble.png"))
+    timings["write_s"] = time.perf_counter() - start
     members = ds.sizes["member"]
-    print("\nLotka–Volterra ensemble (Tsit5, rtol=atol=1e-6)")
-    print(f"  members:              {members:,}")
-    print(f"  output times:         {ds.sizes['time']} on [0, {float(ds['time'][-1]):g}]")
-    print(f"  all solves succeeded: {bool(ds.attrs['success'])}")
-    print(f"  steps per member:     mean {float(ds['num_steps'].mean()):.0f}, max {int(ds['num_steps'].max())}")
-    print(f"  compile time:         {timings['compile_s']:.2f} s")
-    print(f"  run time:             {timings['run_s']:.2f} s ({1e6 * timings['run_s'] / members:.1f} µs per member)")
-    print(f"  prey at t_end:        median {float(ds['prey'][:, -1].median()):.1f}, "
-          f"5–95 % [{float(ds['prey'][:, -1].quantile(0.05)):.1f}, {float(ds['prey'][:, -1].quantile(0.95)):.1f}]")
-    print(f"  wrote {nc_path} and {png_path}")
-    return {"dataset": ds, "timings": timings, "paths": (nc_path, png_path)}
+    prey_end = ds["prey"][:, -1]
+    lines = [
+        "Lotka–Volterra ensemble (Tsit5, rtol=atol=1e-6)",
+        f"  members:              {members:,}",
+        f"  output times:         {ds.sizes['time']} on [0, {float(ds['time'][-1]):g}]",
+        f"  all solves succeeded: {bool(ds.attrs['success'])}",
+        f"  steps per member:     mean {float(ds['num_steps'].mean()):.0f}, max {int(ds['num_steps'].max())}",
+        f"  compile time:         {timings['compile_s']:.2f} s",
+        f"  run time:             {timings['run_s']:.2f} s ({1e6 * timings['run_s'] / members:.1f} µs per member)",
+        f"  prey at t_end:        median {float(prey_end.median()):.1f}, "
+        f"5–95 % [{float(prey_end.quantile(0.05)):.1f}, {float(prey_end.quantile(0.95)):.1f}]",
+    ]
+    return {"dataset": ds, "paths": paths, "timings": timings, "lines": lines}

@@ -1,0 +1,29 @@
+"""Plotting helpers for sciax results (matplotlib, imported only when a helper is called).
+
+- `trajectory_spread(data)`: an ensemble over time (dims `member`, `time`): median,
+  quantile bands and a few members per variable.
+- `field_snapshots(data)`: a 1-D or 2-D field at a few times, one colour scale.
+- `space_time(data)`: a 1-D field over time as one image.
+- `seismograms(data)`: a shot gather from `sciax.pde.AcousticWave.seismograms`.
+- `posterior_pairs(idata, reference=...)`: ArviZ pair plot of a posterior, true values marked.
+- `sobol_bars(indices)`: bar chart of Sobol indices (the same function as `sciax.prob.plot_sobol`).
+
+Each takes labelled xarray data as `Solution.to_xarray()` writes it and labels the
+axes from its CF attributes (`long_name`, `units`).
+"""
+
+from ..prob import plot_sobol as sobol_bars
+from ._pairs import posterior_pairs
+from ._seismograms import seismograms
+from ._snapshots import field_snapshots
+from ._space_time import space_time
+from ._spread import trajectory_spread
+
+__all__ = [
+    "trajectory_spread",
+    "field_snapshots",
+    "space_time",
+    "seismograms",
+    "posterior_pairs",
+    "sobol_bars",
+]

@@ -7,7 +7,9 @@ Prints `name: value` lines, no assertions:
 - `sharded_1dev_over_plain`: the sharded path on a 1-device mesh over the plain path (goal <= 1.1);
 - `wave4096_bytes_per_device_*`: compiled memory (arguments + outputs + temporaries) of a Leapfrog
   step loop for a 4096^2 acoustic wave field, unsharded and on 8 devices, and their ratio (goal ~ 1/8);
-- `ns2d_*`: a 256^2 spectral Navier-Stokes run through the distributed FFT, 1 vs all devices.
+- `ns2d_*`: a 256^2 spectral Navier-Stokes run through the distributed FFT, 1 vs all devices;
+- `wave2048x512_*_halo_every*`: a Leapfrog acoustic run on all devices with halos exchanged every step
+  or, with `shard(..., halo_every=k)`, every k steps (wide halos), and the time ratio to every step.
 
 On CPU the "devices" share the machine's cores, so the timings are a functional report rather than a
 speed-up measurement; the same script runs unchanged on real GPUs.
@@ -48,6 +50,27 @@ def heat_run(shape, devices):
     return jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": jnp.asarray(1.0)}, method=pde.RK4(dt)).ys), u0
 
 
+def wave_halo_every():
+    """A 2048 x 512 acoustic wave (order 4, Leapfrog, 64 steps) on all devices (slab), halos exchanged every
+    step or every k steps (wide halos of k * 3 points): seconds, and the ratio to exchanging every step."""
+    n = min(8, len(jax.devices()))
+    grid = pde.Grid((2048, 512), (2048.0, 512.0))  # unit spacing: Leapfrog(0.1) is well inside the CFL limit
+    model = pde.AcousticWave(grid, f0=5.0, bc=pde.Neumann(), order=4)
+    mesh = parallel.make_mesh("slab", devices=jax.devices()[:n])
+    dtype = jnp.result_type(float)
+    y0 = {"p": jnp.asarray(np.random.default_rng(0).random(grid.shape), dtype), "v": jnp.zeros(grid.shape, dtype)}
+    ts = np.asarray([0.0, 64 * 0.1])
+    base = None
+    for k in (1, 4, 8):
+        m = parallel.shard(model, mesh, halo_every=k)
+        t = best_time(jax.jit(lambda y, m=m: sciax.simulate(m, y, ts, {"c": jnp.asarray(1.0, dtype)},
+                                                           method=pde.Leapfrog(0.1), save="p").ys), y0)
+        base = base or t
+        print(f"wave2048x512_{n}dev_halo_every{k}_seconds: {t:.4f}")
+        if k > 1:
+            print(f"wave2048x512_{n}dev_halo_every{k}_over_every1: {t / base:.3f}")
+
+
 def counts():
     n = len(jax.devices())
     return [d for d in (1, 2, 4, 8) if d <= n]
@@ -73,6 +96,8 @@ def main():
     sharded = best_time(*heat_run((512, 512), 1), repeats=5)
     print(f"plain_heat512_seconds: {plain:.4f}")
     print(f"sharded_1dev_over_plain: {sharded / plain:.3f}")
+
+    wave_halo_every()
 
     grid = pde.Grid((4096, 4096), 1.0)
     model = pde.AcousticWave(grid, f0=5.0, bc=pde.Neumann(), order=4)

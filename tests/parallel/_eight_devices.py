@@ -90,6 +90,57 @@ def wave(slab, pencil):
         report(tag + "_fwi_grad", rel(misfit(sharded), misfit(model)))
 
 
+def wave_placed(slab, pencil):
+    """AcousticWave with point sources, receivers and CPML layers along the sharded axes."""
+    for shape, mesh, order in [((64, 48), slab, 4), ((48, 48), pencil, 2)]:
+        grid = pde.Grid(shape, 10.0 * shape[0])
+        receivers = [(6, j) for j in range(4, shape[1] - 4, 3)] + [(40, 30)]
+        model = pde.AcousticWave(grid, f0=15.0, bc=pde.CPML(8), order=order, receivers=receivers)
+        c = jnp.asarray(2000.0 + 300 * gaussian(grid, 500.0))
+        y0 = {"p": jnp.zeros(shape), "v": jnp.zeros(shape)}
+        ts, src = np.arange(0, 121, 40) * 2e-3, jnp.array([[25, 20], [9, 37]])
+        run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc, "source": src}, method=pde.Leapfrog(2e-3, checkpoint=16),  # noqa: E731
+                                           save=("p", "seismogram")).ys
+        sharded = parallel.shard(model, mesh)
+        out, ref = run(sharded, c), run(model, c)
+        tag = f"placed{'x'.join(map(str, mesh.devices.shape))}_o{order}"
+        report(tag + "_p", rel(out["p"], ref["p"]))
+        report(tag + "_seismogram", rel(out["seismogram"], ref["seismogram"]))
+        loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)  # noqa: E731
+        report(tag + "_grad", rel(loss(sharded), loss(model)))
+    expect_error("wide_halo_with_source", lambda: sciax.simulate(
+        parallel.shard(pde.AcousticWave(pde.Grid((64, 48), 1.0), f0=10.0, bc=pde.Neumann()), slab, halo_every=2),
+        {"p": jnp.zeros((64, 48)), "v": jnp.zeros((64, 48))}, np.linspace(0.0, 0.004, 2), {"c": 1.0, "source": jnp.array([3, 4])},
+        method=pde.Leapfrog(1e-3)))
+
+
+def wide_halo(slab, pencil):
+    """halo_every=k: wide halos exchanged every k steps, the same result as every step and as unsharded."""
+    for shape, mesh, bc, order, k, grad in [((64, 48), slab, pde.Neumann(), 2, 4, True),
+                                            ((64, 32), slab, pde.Periodic(), 4, 2, False),
+                                            ((32, 16, 16), pencil, pde.Dirichlet(0.0), 2, 2, False)]:
+        grid = pde.Grid(shape, 1.0)
+        model = pde.AcousticWave(grid, f0=10.0, bc=bc, order=order)
+        c = jnp.asarray(1.0 + 0.3 * gaussian(grid, 0.05))
+        y0 = {"p": gaussian(grid, 0.005), "v": jnp.zeros(shape)}
+        ts = np.linspace(0.0, 0.032, 3)
+        run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc}, method=pde.Leapfrog(1e-3), save="p").ys["p"]  # noqa: E731
+        sharded = parallel.shard(model, mesh, halo_every=k)
+        tag = f"wide{len(shape)}d_{type(bc).__name__}_o{order}_k{k}"
+        report(tag, rel(run(sharded, c), run(model, c)))
+        if grad:
+            loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc) ** 2))(c)  # noqa: E731
+            report(tag + "_grad", rel(loss(sharded), loss(model)))
+    wave = pde.AcousticWave(pde.Grid((64, 48), 1.0), f0=10.0, bc=pde.Neumann())
+    expect_error("wide_halo_wider_than_shard", lambda: parallel.shard(
+        pde.AcousticWave(pde.Grid((128, 40), 1.0), f0=10.0, bc=pde.Neumann(), order=8), slab, halo_every=2))
+    expect_error("wide_halo_interval_not_multiple", lambda: sciax.simulate(
+        parallel.shard(wave, slab, halo_every=4), {"p": jnp.zeros((64, 48)), "v": jnp.zeros((64, 48))},
+        np.linspace(0.0, 0.03, 2), {"c": 1.0}, method=pde.Leapfrog(1e-3)))
+    expect_error("wide_halo_no_reach", lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann()), slab,
+                                                              halo_every=2))
+
+
 def spectral(slab, pencil):
     grid = pde.Grid((32, 32), 2 * np.pi)
     x, y = grid.meshgrid()
@@ -139,12 +190,11 @@ def bad_input(slab, pencil):
     expect_error("fft_1d_not_square_divisible", lambda: parallel.shard(pde.spectral.heat(pde.Grid(40, 1.0)), slab))
     expect_error("ensemble_not_divisible", lambda: parallel.ensemble(
         pde.spectral.heat(pde.Grid(16, 1.0)), jnp.ones((6, 16)), np.linspace(0, 1, 2), {"nu": 1.0}, mesh=slab, method=pde.ETDRK4(dt=0.5)))
-    expect_error("cpml", lambda: parallel.shard(pde.AcousticWave(pde.Grid((64, 64), 1.0), f0=5.0), slab))
 
 
 def main(names):
     slab, pencil = parallel.make_mesh("slab"), parallel.make_mesh("pencil")
-    for name in names or ("fd_heat", "wave", "spectral", "ensembles", "bad_input"):
+    for name in names or ("fd_heat", "wave", "wave_placed", "wide_halo", "spectral", "ensembles", "bad_input"):
         start = time.perf_counter()
         globals()[name](slab, pencil)
         print(f"seconds {name}: {time.perf_counter() - start:.1f}", flush=True)

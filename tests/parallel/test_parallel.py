@@ -24,12 +24,15 @@ TOL = 1e-12  # relative, float64
 EQUAL = [
     "heat2d_Dirichlet_o8_8", "heat2d_Dirichlet_o8_8_grad", "heat3d_Periodic_o2_4x2", "heat2d_tsit5",
     "wave2d_o8", "wave2d_o8_fwi_grad", "wave3d_o4",
+    "placed8_o4_p", "placed8_o4_seismogram", "placed8_o4_grad", "placed4x2_o2_p", "placed4x2_o2_seismogram", "placed4x2_o2_grad",
+    "wide2d_Neumann_o2_k4", "wide2d_Neumann_o2_k4_grad", "wide2d_Periodic_o4_k2", "wide3d_Dirichlet_o2_k2",
     "ns2d_slab", "ns2d_grad", "ks_slab", "fft3d_pencil",
     "ensemble", "ensemble_grad",
 ]
 BAD_INPUT = [
     "not_divisible", "halo_wider_than_shard", "unknown_mesh_axis", "fft_sharded_last_axis",
-    "fft_1d_not_square_divisible", "ensemble_not_divisible", "cpml",
+    "fft_1d_not_square_divisible", "ensemble_not_divisible",
+    "wide_halo_wider_than_shard", "wide_halo_interval_not_multiple", "wide_halo_no_reach", "wide_halo_with_source",
 ]
 
 

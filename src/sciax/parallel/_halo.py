@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from jax import lax
 from jaxtyping import Array, ArrayLike, Float
 
-from ..pde._fd_boundary import AbstractHalo, BoundaryHalo, Periodic, Sides
+from ..pde._fd_boundary import AbstractHalo, BoundaryHalo, Periodic, Sides, edges_only
 from ..pde._grid import Grid
 
 
@@ -47,6 +47,25 @@ class ShardedHalo(AbstractHalo):
         if len(sides) != grid.ndim or len(names) != grid.ndim or len(sizes) != grid.ndim:
             raise ValueError(f"ShardedHalo: sides, names and sizes need one entry per grid axis ({grid.ndim})")
         self.grid, self.sides, self.names, self.sizes = grid, tuple(sides), tuple(names), tuple(int(s) for s in sizes)
+
+    @property
+    def foldable(self) -> bool:
+        # Neighbours exchange the `width` points next to their edges; outer sides as a BoundaryHalo.
+        return edges_only(self.sides)
+
+    def _used(self) -> tuple[str, ...]:
+        return tuple(name for name, size in zip(self.names, self.sizes) if name is not None and size > 1)
+
+    def placement(self, shape):
+        offsets = tuple(lax.axis_index(name) * n if name is not None and size > 1 else 0
+                        for name, size, n in zip(self.names, self.sizes, shape))
+        return offsets, tuple(n * size for n, size in zip(shape, self.sizes))
+
+    def all_max(self, x):
+        return lax.pmax(x, self._used()) if self._used() else x
+
+    def all_sum(self, x):
+        return lax.psum(x, self._used()) if self._used() else x
 
     def pad(
         self, u: Float[Array, "..."], width: int, *, t: ArrayLike = 0.0, flux: bool = False, axes=None

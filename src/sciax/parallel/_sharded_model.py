@@ -20,11 +20,14 @@ from ..pde._fd_boundary import CPML, BoundaryHalo, Sponge
 from ..pde._fd_model import AbstractFDModel
 from ..pde._fixed_step import AbstractFixedStep
 from ..pde._grid import Grid
+from ..pde._leapfrog import Leapfrog
+from ..pde._step_counts import step_counts
 from ..pde._semilinear import SemilinearPDE
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
 from ._mesh import resolve_axes, shard_sizes
 from ._sharded_grid import ShardedGrid
+from ._wide_halo import WideHaloStep, extended_grid, wide_axes
 from ._specs import concrete_times, field_spec, split_params, tree_specs
 
 
@@ -54,6 +57,12 @@ class ShardedModel(AbstractModel):
       block model, so error norms and step sizes stay global.
     - Spectral (`SemilinearPDE`): `local` is the model on a `ShardedGrid`; any
       method runs on global arrays and every FFT is the distributed FFT.
+    - `halo_every=k` (Leapfrog wave models): halos `k * leapfrog_reach` wide, exchanged
+      once every `k` steps (`WideHaloStep`); `extended` is the block model on the extended block.
+    - `AcousticWave` point sources, receivers and CPML layers work along sharded axes: the
+      model asks its halo where the block sits (`ShardedHalo.placement`), injects and records
+      on the owning block only (receivers summed over blocks), and slices the layer profiles
+      (built with the global maximum velocity) per block.
 
     `y0` leaves must have the grid's shape; params leaves whose trailing axes are
     the grid's shape (e.g. a velocity model `c`) are split into the same blocks,
@@ -69,9 +78,18 @@ class ShardedModel(AbstractModel):
     local: AbstractModel
     mesh: Mesh = eqx.field(static=True)
     names: tuple[str | None, ...] = eqx.field(static=True)
+    halo_every: int = eqx.field(static=True)
+    extended: AbstractModel | None
+    wide_axes: tuple = eqx.field(static=True)
 
-    def __init__(self, model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None):
+    def __init__(self, model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None, halo_every: int = 1):
+        if isinstance(halo_every, bool) or not isinstance(halo_every, int) or halo_every < 1:
+            raise ValueError(f"shard: halo_every must be an integer >= 1 (steps between halo exchanges), got {halo_every!r}")
+        self.halo_every, self.extended, self.wide_axes = halo_every, None, ()
         if isinstance(model, SemilinearPDE):
+            if halo_every != 1:
+                raise ValueError("shard: halo_every is for finite-difference models (halo exchange); a spectral "
+                                 "SemilinearPDE uses the distributed FFT and takes no halo")
             grid = ShardedGrid(model.grid, mesh, axes)
             check_fft_decomposition(grid, "shard")
             self.model, self.local, self.mesh, self.names = model, replace_static(model, grid=grid), mesh, grid.names
@@ -88,17 +106,12 @@ class ShardedModel(AbstractModel):
         sides = model.halo.sides
         for axis, pair in enumerate(sides):
             for b in pair:
-                # Layer profiles and CPML's damping (scaled by the global max velocity) depend on the
-                # global position, which a block does not see: refused rather than silently changed.
-                if isinstance(b, CPML):
-                    raise ValueError("shard: CPML boundaries are not supported on a sharded grid yet; use Neumann(), "
-                                     "Dirichlet() or Periodic() sides (or run this model unsharded)")
+                # A sponge's profile is built from the block's own extent (AbstractFDModel.sponge): refused
+                # along a sharded axis rather than silently changed. AcousticWave's CPML, sources and
+                # receivers ask the halo where the block sits (ShardedHalo.placement), so they shard.
                 if isinstance(b, Sponge) and names[axis] is not None:
                     raise ValueError(f"shard: a Sponge layer along the sharded grid axis {grid.dims[axis]!r} is not "
                                      "supported; shard another axis or use Neumann()/Dirichlet()/Periodic() there")
-        if getattr(model, "receivers", ()):
-            raise ValueError("shard: receivers (seismograms) are not supported on a sharded grid yet; save the "
-                             "pressure field (save='p') and sample it after the run")
         sizes = shard_sizes(mesh, names)
         block = tuple(n // s for n, s in zip(grid.shape, sizes))
         for axis, name in enumerate(names):
@@ -113,6 +126,21 @@ class ShardedModel(AbstractModel):
         self.model = model
         self.local = replace_static(model, grid=local_grid, halo=ShardedHalo(local_grid, sides, names, sizes))
         self.mesh, self.names = mesh, names
+        if halo_every > 1:
+            reach = getattr(model, "leapfrog_reach", None)
+            if reach is None:
+                raise ValueError(f"shard: halo_every={halo_every} (wide halos) needs a model that states how far one step "
+                                 f"reads (a wave model stepped by sciax.pde.Leapfrog, e.g. AcousticWave); got "
+                                 f"{type(model).__name__}: use halo_every=1")
+            placed = getattr(model, "receivers", ()) or any(isinstance(b, CPML) and names[axis] is not None
+                                                            for axis, pair in enumerate(sides) for b in pair)
+            if placed:
+                raise ValueError(f"shard: halo_every={halo_every} does not support receivers or a CPML layer along a "
+                                 "sharded axis yet (the extended blocks do not know their global position); use "
+                                 "halo_every=1 for this model")
+            self.wide_axes = wide_axes(local_grid, sides, names, sizes, halo_every * reach, halo_every, reach)
+            grid_ext = extended_grid(local_grid, self.wide_axes)
+            self.extended = replace_static(model, grid=grid_ext, halo=BoundaryHalo(grid_ext, sides))
 
     @property
     def grid(self) -> Grid:
@@ -157,7 +185,22 @@ class ShardedModel(AbstractModel):
         self.check_state(y0, "y0")
         _check_cfl(method, self.model, params)
         arrays, static = split_params(params)
-        return _solve_blocks(self, method, y0, arrays, static, concrete_times(ts, "shard"), options)
+        times = concrete_times(ts, "shard")
+        if self.halo_every == 1:
+            return _solve_blocks(self, method, y0, arrays, static, times, options)
+        k = self.halo_every
+        if isinstance(params, dict) and "source" in params:
+            raise ValueError(f"shard: halo_every={k} does not support point sources (params['source']) yet; use halo_every=1")
+        if not isinstance(method, Leapfrog):
+            raise ValueError(f"shard: halo_every={k} (wide halos) runs with sciax.pde.Leapfrog, got {type(method).__name__}")
+        counts = step_counts(times.array(), method.dt, type(method).__name__)
+        if any(c % k for c in counts):
+            raise ValueError(f"shard: halo_every={k} needs every output interval to be a whole number of {k} steps "
+                             f"of dt={method.dt}, got intervals of {sorted(set(counts))} steps")
+        sol = _solve_blocks(self, WideHaloStep(method, self.extended, k, self.wide_axes), y0, arrays, static, times, options)
+        stats = dict(sol.stats, num_steps=sol.stats["num_steps"] * k, num_accepted_steps=sol.stats["num_accepted_steps"] * k,
+                     num_rhs_evals=sol.stats["num_rhs_evals"] * k)
+        return eqx.tree_at(lambda s: s.stats, sol, stats)
 
 
 def _solve_global(method, model, y0, ts, params, options) -> Solution:

@@ -14,7 +14,8 @@ from jaxtyping import Array, ArrayLike, Float, Int
 from .._labels import Labels
 from ._fd_boundary import CPML, AbstractHalo, Sponge, as_halo, layer_depth
 from ._fd_model import check_positive_field, grid_labels
-from ._fd_stencils import check_order, symbol_radius, staggered_derivative
+from ._fd_regions import fits, inner, split_evaluate, take
+from ._fd_stencils import check_order, staggered_derivative, staggered_valid, symbol_radius
 from ._grid import Grid
 from ._leapfrog import AbstractWaveModel
 
@@ -29,6 +30,15 @@ def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Fl
     a = (math.pi * f0) ** 2
     tau = jnp.asarray(t) - 1.2 / f0
     return amplitude * (1 - 2 * a * tau**2) * jnp.exp(-a * tau**2)
+
+
+def _one_pass(halo, grid: Grid, reach: int, memory) -> bool:
+    """Whether a leapfrog step takes `split_evaluate`'s one-pass route: on XLA:CPU (which does not fuse
+    padded fields into their consumers; XLA:GPU does, and is no faster split), with a halo that can pad
+    folded blocks, a grid wide enough, and no CPML memory (its extra outputs made the split step, and
+    the gradients of full-waveform inversion, slower than the padded one when measured)."""
+    return (jax.default_backend() == "cpu" and halo.foldable and fits(grid, reach)
+            and all(m is None for m in memory))
 
 
 class AcousticWave(AbstractWaveModel):
@@ -67,6 +77,11 @@ class AcousticWave(AbstractWaveModel):
     all sides), `Neumann()`, `Dirichlet(0)` (pressure release), `Periodic()`, per
     side as for any FD model, or an `AbstractHalo` (then no CPML); `order`: 2-8;
     `amplitude` of the wavelet (default 1e-3).
+
+    **Speed and scale:** on XLA:CPU a `Leapfrog` step without CPML is one pass over memory (interior
+    from shifted slices, edge strips from folded blocks: `split_evaluate`), the same values as the
+    halo-padded step. Sharded with `sciax.parallel.shard`, sources, receivers and CPML layers may lie
+    along sharded axes.
 
     Reference for the CPML: Komatitsch & Martin, Geophysics 72 (2007) SM155.
     """
@@ -125,10 +140,11 @@ class AcousticWave(AbstractWaveModel):
             raise ValueError(f'AcousticWave: params["source"] must be integer grid indices of shape ({self.grid.ndim},) '
                              f"or (n_sources, {self.grid.ndim}), got {src.dtype} {src.shape}")
         src = src.reshape(-1, self.grid.ndim)
-        outside = jnp.any((src < 0) | (src >= jnp.asarray(self.grid.shape)))
+        shape = self.halo.placement(self.grid.shape)[1]  # the whole grid's, also on one block of it
+        outside = jnp.any((src < 0) | (src >= jnp.asarray(shape)))
         if not isinstance(src, jax.core.Tracer):
             if bool(outside):
-                raise ValueError(f"AcousticWave: source {np.asarray(src).tolist()} lies outside the grid of shape {self.grid.shape}")
+                raise ValueError(f"AcousticWave: source {np.asarray(src).tolist()} lies outside the grid of shape {shape}")
             return src
         return eqx.error_if(src, outside, "AcousticWave: a source lies outside the grid")
 
@@ -137,7 +153,8 @@ class AcousticWave(AbstractWaveModel):
         low, high = getattr(self.halo, "sides", ((None, None),) * self.grid.ndim)[axis]
         if not (isinstance(low, CPML) or isinstance(high, CPML)):
             return None
-        n, dx = self.grid.shape[axis], self.grid.spacing[axis]
+        offsets, global_shape = self.halo.placement(self.grid.shape)
+        n, dx = global_shape[axis], self.grid.spacing[axis]  # layers sit at the whole grid's edges
         shape = [1] * self.grid.ndim
         shape[axis] = n
         dtype = jnp.result_type(c_max)  # the medium's dtype: float32 profiles for a float32 model
@@ -153,8 +170,16 @@ class AcousticWave(AbstractWaveModel):
                 d = d + d0 * q**side.power
                 alpha = alpha + alpha_max * (1 - q) * (q > 0)
                 inv_k = inv_k / (1 + (side.kappa_max - 1) * q**side.power)
-            out.append(tuple(jnp.asarray(x, dtype).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n))))
+            whole = (jnp.asarray(x, dtype).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n)))
+            out.append(tuple(self._local(x, axis, offsets) for x in whole))
         return out
+
+    def _local(self, x, axis: int, offsets):
+        """The block's part along `axis` of a whole-grid profile `x` (unchanged on a whole grid)."""
+        m = self.grid.shape[axis]
+        if x.shape[axis] == m and isinstance(offsets[axis], int):
+            return x
+        return jax.lax.dynamic_slice_in_dim(x, offsets[axis], m, axis=axis)
 
     def _cpml(self, axis: int, c_max, dt: float):
         """`(b, a, 1/kappa)` at the points and at the half points along `axis`, or `None`."""
@@ -171,18 +196,20 @@ class AcousticWave(AbstractWaveModel):
         return tuple(out)
 
     # ---- the operator ---------------------------------------------------------------------------
-    def _operator(self, p, inv_rho_face, t, cpml=None, memory=None):
-        """`div(grad(p) / rho)` (with CPML memory updates), and the new memory."""
+    def _operator(self, p, inv_rho_face, t, cpml=None, memory=None, grid=None):
+        """`div(grad(p) / rho)` (with CPML memory updates), and the new memory; on `grid` (default the
+        model's; `split_evaluate` passes folded blocks), halos padded."""
+        grid = self.grid if grid is None else grid
         total, new_memory = 0.0, []
-        for axis in range(self.grid.ndim):
-            dp = staggered_derivative(p, self.grid, axis, bc=self.halo, order=self.order, t=t)
+        for axis in range(grid.ndim):
+            dp = staggered_derivative(p, grid, axis, bc=self.halo, order=self.order, t=t)
             coef = None if cpml is None else cpml[axis]
             if coef is not None:
                 b, a, ik, bh, ah, ikh = coef
                 psi_p = bh * memory[axis][0] + ah * dp
                 dp = dp * ikh + psi_p
             acc = dp * inv_rho_face[axis]
-            da = staggered_derivative(acc, self.grid, axis, bc=self.halo, order=self.order, t=t, forward=False, flux=True)
+            da = staggered_derivative(acc, grid, axis, bc=self.halo, order=self.order, t=t, forward=False, flux=True)
             if coef is not None:
                 psi_a = b * memory[axis][1] + a * da
                 da = da * ik + psi_a
@@ -191,6 +218,55 @@ class AcousticWave(AbstractWaveModel):
                 new_memory.append(None)
             total = total + da
         return total, tuple(new_memory)
+
+    def _operator_interior(self, p, inv_rho_face, cpml, memory):
+        """`_operator` on the points `R .. n - R - 1` of every axis (`R = order - 1`, its reach), from
+        shifted slices only: no halo, no padded copy, the same arithmetic in the same order."""
+        nd, order, half, reach = self.grid.ndim, self.order, self.order // 2, self.order - 1
+        total, new_memory = 0.0, []
+        for axis in range(nd):
+            n, h = p.shape[axis], self.grid.spacing[axis]
+
+            def across(x, axis=axis):  # the interior along every other axis
+                for b in range(nd):
+                    x = x if b == axis else take(x, b, reach, x.shape[b] - reach)
+                return x
+
+            def on_faces(x, n=n, axis=axis):  # the half points half - 1 .. n - half - 1 along axis
+                return take(across(x), axis, half - 1, n - half)
+
+            def inside(x, n=n, axis=axis):  # the points R .. n - R - 1 along axis
+                return take(across(x), axis, reach, n - reach)
+
+            dp = staggered_valid(across(p), axis, order, h)
+            coef = None if cpml is None else cpml[axis]
+            if coef is not None:
+                b, a, ik, bh, ah, ikh = coef
+                psi_p = on_faces(bh) * on_faces(memory[axis][0]) + on_faces(ah) * dp
+                dp = dp * on_faces(ikh) + psi_p
+            acc = dp * on_faces(inv_rho_face[axis])
+            da = staggered_valid(acc, axis, order, h)
+            if coef is not None:
+                psi_a = inside(b) * inside(memory[axis][1]) + inside(a) * da
+                da = da * inside(ik) + psi_a
+                new_memory.append((take(psi_p, axis, half, half + n - 2 * reach), psi_a))
+            else:
+                new_memory.append(None)
+            total = total + da
+        return total, tuple(new_memory)
+
+    def _update(self, fields, grid=None):
+        """`(p_next, memory)` without the source: the leapfrog update `2p - p_prev + kappa dt^2 d`."""
+        t, p, p_prev, k_dt2, inv_rho_face, cpml, memory = fields
+        d, memory = self._operator(p, inv_rho_face, t, cpml, memory, grid=grid)
+        return 2 * p - p_prev + k_dt2 * d, memory
+
+    def _update_interior(self, fields):
+        """`_update` on the points `R .. n - R - 1` of every axis (`R = order - 1`), without halos."""
+        _, p, p_prev, k_dt2, inv_rho_face, cpml, memory = fields
+        d, memory = self._operator_interior(p, inv_rho_face, cpml, memory)
+        reach = self.order - 1
+        return 2 * inner(p, reach) - inner(p_prev, reach) + inner(k_dt2, reach) * d, memory
 
     def _inverse_face_density(self, rho):
         out = []
@@ -204,14 +280,27 @@ class AcousticWave(AbstractWaveModel):
     def _inject(self, field, src, c, t, scale):
         if src is None:
             return field
-        idx = tuple(src.T)
-        return field.at[idx].add(scale * 4 * math.pi * c[idx] ** 2 * ricker(t, self.f0, self.amplitude).astype(field.dtype))
+        local, inside = self._locate(src)
+        idx = tuple(local.T)
+        value = scale * 4 * math.pi * c[idx] ** 2 * ricker(t, self.f0, self.amplitude).astype(field.dtype)
+        # On one block of a sharded grid only the block holding a source injects it.
+        return field.at[idx].add(value if inside is None else jnp.where(inside, value, 0))
+
+    def _locate(self, points):
+        """`(local, inside)`: global grid indices `(m, ndim)` as indices into this block (clipped to it)
+        and whether each lies in it; `inside` is `None` on a whole grid (every point is inside)."""
+        offsets, global_shape = self.halo.placement(self.grid.shape)
+        if global_shape == self.grid.shape and all(isinstance(o, int) and o == 0 for o in offsets):
+            return points, None
+        local = points - jnp.asarray(offsets, dtype=jnp.int32)
+        inside = jnp.all((local >= 0) & (local < jnp.asarray(self.grid.shape)), axis=-1)
+        return jnp.clip(local, 0, jnp.asarray(self.grid.shape) - 1), inside
 
     # ---- leapfrog -------------------------------------------------------------------------------
     def leapfrog_prepare(self, params, dt):
         c, rho = self.medium(params)
         # The layer's damping is held fixed under differentiation (it is not part of the model to invert).
-        c_max = jax.lax.stop_gradient(jnp.max(c))
+        c_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(c)))
         return {"c": c, "k_dt2": rho * c**2 * dt**2, "inv_rho": self._inverse_face_density(rho),
                 "source": self._source(params), "cpml": tuple(self._cpml(ax, c_max, dt) for ax in range(self.grid.ndim))}
 
@@ -225,8 +314,12 @@ class AcousticWave(AbstractWaveModel):
 
     def leapfrog_step(self, carry, t, dt, prep):
         p, p_prev, memory = carry
-        d, memory = self._operator(p, prep["inv_rho"], t, prep["cpml"], memory)
-        p_next = 2 * p - p_prev + prep["k_dt2"] * d
+        fields, reach = (t, p, p_prev, prep["k_dt2"], prep["inv_rho"], prep["cpml"], memory), self.order - 1
+        if _one_pass(self.halo, self.grid, reach, memory):
+            # One pass over memory per step: interior from shifted slices, edge strips from folded blocks.
+            p_next, memory = split_evaluate(self._update, self._update_interior, fields, self.grid, reach)
+        else:
+            p_next, memory = self._update(fields)
         return self._inject(p_next, prep["source"], prep["c"], t, dt**2), p, memory
 
     def leapfrog_observe(self, carry, dt, prep, save):
@@ -237,6 +330,12 @@ class AcousticWave(AbstractWaveModel):
         p, p_prev, _ = carry
         out = {"p": p, "v": (p - p_prev) / dt, "seismogram": self.record(p)}
         return {k: out[k] for k in save}
+
+    @property
+    def leapfrog_reach(self) -> int:
+        """How far one leapfrog step reads along any axis (points): `order - 1`. Sets the halo width
+        of `sciax.parallel.shard(..., halo_every=k)` (`k * leapfrog_reach`)."""
+        return self.order - 1
 
     def leapfrog_stable_dt(self, params):
         self._source(params)  # checked here, before tracing, so a bad index is a ValueError
@@ -259,7 +358,8 @@ class AcousticWave(AbstractWaveModel):
 
     def _damping(self, c):
         """The layers' damping rate `d / kappa + alpha` (1/time) at the points, or `None` without CPML."""
-        profiles = [self._profiles(axis, jax.lax.stop_gradient(jnp.max(c))) for axis in range(self.grid.ndim)]
+        c_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(c)))
+        profiles = [self._profiles(axis, c_max) for axis in range(self.grid.ndim)]
         if all(x is None for x in profiles):
             return None
         # The rate itself, not -log(b) at dt = 1: b = exp(-rate) underflows to 0 in float32 for
@@ -282,8 +382,11 @@ class AcousticWave(AbstractWaveModel):
         """Pressure at the receivers: `p[..., i, j]` for each receiver, last axis `len(receivers)`."""
         if not self.receivers:
             return jnp.zeros(p.shape[: p.ndim - self.grid.ndim] + (0,), p.dtype)
-        rec = np.asarray(self.receivers)
-        return p[(...,) + tuple(rec.T)]
+        local, inside = self._locate(np.asarray(self.receivers))
+        values = p[(...,) + tuple(local.T)]
+        # On one block of a sharded grid each block records the receivers it holds; the sum over blocks
+        # adds zeros to each recorded value (exact).
+        return values if inside is None else self.halo.all_sum(jnp.where(inside, values, 0))
 
     def seismograms(self, sol) -> xr.DataArray:
         """The `"seismogram"` output of a `Solution` as an `xarray.DataArray` (dims `time, receiver`)."""

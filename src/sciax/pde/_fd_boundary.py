@@ -191,6 +191,35 @@ class AbstractHalo(eqx.Module):
     ) -> Float[Array, "..."]:
         """`u` extended by `width` points on both sides of each axis in `axes` (default: all)."""
 
+    @property
+    def foldable(self) -> bool:
+        """Whether `pad` reads nothing but the `width` points next to each edge of `u` (and `t`), whatever
+        `u`'s extent, so that `sciax.pde`'s one-pass stencil updates may pad thin folded edge blocks
+        with it (see `_fd_regions.split_evaluate`). `False` unless a halo says otherwise."""
+        return False
+
+    # Where the block sits: models with point sources, receivers or absorbing layers (which live at
+    # global positions) ask the halo, so that the same code runs on a whole grid or on one block.
+    def placement(self, shape: Sequence[int]) -> tuple[tuple, tuple[int, ...]]:
+        """`(offsets, global_shape)` of a block of `shape`: the global index of its first point per
+        axis (ints, or traced ints inside `jax.shard_map`) and the whole grid's shape. Default: the
+        block is the whole grid."""
+        return (0,) * len(shape), tuple(shape)
+
+    def all_max(self, x: Array) -> Array:
+        """The maximum of a per-block value over all blocks (the value itself on a whole grid)."""
+        return x
+
+    def all_sum(self, x: Array) -> Array:
+        """The sum of a per-block value over all blocks (the value itself on a whole grid)."""
+        return x
+
+
+def edges_only(sides: Sides) -> bool:
+    """Whether ghost values from these boundary conditions depend on the edge points only: all but a
+    `Dirichlet` whose value is a function of `t` (it may return an array shaped like the face)."""
+    return not any(isinstance(b, Dirichlet) and callable(b.value) for pair in sides for b in pair)
+
 
 class BoundaryHalo(AbstractHalo):
     """A halo filled from boundary conditions on a single (unsharded) `Grid`.
@@ -207,6 +236,10 @@ class BoundaryHalo(AbstractHalo):
             raise TypeError(f"BoundaryHalo: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
         self.grid = grid
         self.sides = normalise_boundaries(bc, grid.ndim)
+
+    @property
+    def foldable(self) -> bool:
+        return edges_only(self.sides)
 
     def pad(self, u, width, *, t=0.0, flux=False, axes=None):
         if u.ndim != self.grid.ndim:

@@ -168,6 +168,17 @@ def staggered_derivative(
     return apply(up, axis, starts, staggered(1, order), grid.shape[axis], 1 / grid.spacing[axis])
 
 
+def staggered_valid(u: Array, axis: int, order: int, spacing: float) -> Array:
+    """The staggered first derivative of `staggered_derivative` where it needs no halo: length
+    `n - order + 1` along `axis`, from shifted slices of `u` only (no padded copy).
+
+    Entry `k` is the derivative at `k + order/2 - 1/2` in `u`'s index (so on the half points
+    `half - 1 .. n - half - 1` of a point field, or on the points `half .. n - half` of a
+    half-point field), bit for bit the value `staggered_derivative` gives there.
+    """
+    return apply(u, axis, range(order), staggered(1, order), u.shape[axis] - order + 1, 1 / spacing)
+
+
 def diffusion(
     u: Float[Array, "..."], a: Float[ArrayLike, "..."], grid: Grid, *, bc, order: int = 2, t: ArrayLike = 0.0
 ) -> Float[Array, "..."]:

@@ -4,7 +4,7 @@ gradient checkpointing over blocks of steps."""
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, ClassVar
 
 import equinox as eqx
 import jax
@@ -45,6 +45,9 @@ class AbstractFixedStep(AbstractMethod):
         """The saved output at an output time."""
 
     rhs_evals_per_step: eqx.AbstractClassVar[int]
+    # Steps per iteration of the compiled time loop. Two lets a method whose carry holds the state
+    # at two times (leapfrog) overwrite the older one in place on both steps: no copy of the fields.
+    scan_unroll: ClassVar[int] = 1
 
     def prepare(self, model, params) -> PyTree:
         """What `step` and `observe` receive as `params`: computed once, outside the time loop."""
@@ -90,6 +93,7 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
     t_dtype = jnp.result_type(ts.dtype, float)
     uniform = len(set(counts)) == 1
     n_max = max(counts)
+    unroll = method.scan_unroll
 
     def one(carry, t):
         return method.step(model, carry, t, params), None
@@ -105,15 +109,15 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
             return jax.lax.scan(masked, carry, (jnp.arange(n_steps), times))[0]
         block = method.checkpoint
         if block is None or n_steps <= block:
-            return jax.lax.scan(one, carry, times)[0]
+            return jax.lax.scan(one, carry, times, unroll=unroll)[0]
         n_blocks, rest = divmod(n_steps, block)
 
         @jax.checkpoint
         def run_block(c, tb):
-            return jax.lax.scan(one, c, tb)[0], None
+            return jax.lax.scan(one, c, tb, unroll=unroll)[0], None
 
         carry = jax.lax.scan(run_block, carry, times[: n_blocks * block].reshape(n_blocks, block))[0]
-        return jax.lax.scan(one, carry, times[n_blocks * block :])[0] if rest else carry
+        return jax.lax.scan(one, carry, times[n_blocks * block :], unroll=unroll)[0] if rest else carry
 
     def observe(carry):
         out = method.observe(model, carry, params, save)

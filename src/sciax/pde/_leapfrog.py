@@ -59,6 +59,7 @@ class Leapfrog(AbstractFixedStep):
     dt: float = eqx.field(static=True)
     checkpoint: int | None = eqx.field(static=True)
     rhs_evals_per_step: ClassVar[int] = 1
+    scan_unroll: ClassVar[int] = 2  # (p, p_prev) -> (p_next, p): two steps per loop iteration keep both in place
 
     def __init__(self, dt: float, *, checkpoint: int | None = 64):
         self.dt, self.checkpoint = _check_dt("Leapfrog", dt, checkpoint)

@@ -42,6 +42,9 @@ class AbstractDiffraxMethod(AbstractMethod):
     adaptive_by_default: ClassVar[bool | None] = None
     rhs_evals_per_step: ClassVar[int | None] = None
     fsal: ClassVar[bool] = False
+    # Also save the state where the solve stopped (SaveAt t1=True), for methods whose
+    # failure report names the time reached.
+    saves_final: ClassVar[bool] = False
 
     @abc.abstractmethod
     def diffrax_solver(self, rtol: float, atol: float, adaptive: bool) -> diffrax.AbstractSolver:
@@ -118,7 +121,7 @@ class AbstractDiffraxMethod(AbstractMethod):
         return bool(adaptive)
 
     def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, throw: bool) -> Solution:
-        if has_event:
+        if has_event or self.saves_final:
             ys, t_final, y_final = _split_final(sol, ts.shape[0])
         else:
             # Without an event the solve ends at ts[-1] or fails, and rows it never
@@ -155,9 +158,9 @@ def _integrate(
     # One compiled program for the solve and its post-processing, so that an
     # un-jitted call compiles once rather than op by op.
     controller = diffrax.PIDController(rtol=rtol, atol=atol) if adaptive else diffrax.ConstantStepSize()
-    # With an event, t1=True also saves the state where the event stopped the
-    # solve; plain SaveAt, unlike SaveAt(subs=...), works with every adjoint.
-    saveat = diffrax.SaveAt(ts=ts, t1=event is not None, dense=dense)
+    # With an event (or for saves_final), t1=True also saves the state where the
+    # solve stopped; plain SaveAt, unlike SaveAt(subs=...), works with every adjoint.
+    saveat = diffrax.SaveAt(ts=ts, t1=event is not None or method.saves_final, dense=dense)
     sol = diffrax.diffeqsolve(
         method.terms(model),
         method.diffrax_solver(rtol, atol, adaptive),

@@ -61,6 +61,7 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
     linear_solver: lx.AbstractLinearSolver | None = None
 
     adaptive_capable: ClassVar[bool] = True
+    saves_final: ClassVar[bool] = True  # the collapse report names the time reached
     tableau: ClassVar[RosenbrockTableau]
 
     def __check_init__(self):

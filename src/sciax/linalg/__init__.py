@@ -16,7 +16,7 @@ what they lack for PDEs:
 - Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
 - lineax solvers usable anywhere lineax takes one: `MultigridSolver`, `DirectSolver`,
   `Preconditioned`, and `UnrolledLU` (small dense systems, fast under `vmap`; the
-  default stage solver of the Rosenbrock methods up to 32 states).
+  default stage solver of the Rosenbrock methods up to 12 states).
 
 Implicit time steppers built on these are `sciax.pde.BackwardEuler` and
 `sciax.pde.CrankNicolson`.

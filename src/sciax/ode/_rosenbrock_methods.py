@@ -43,7 +43,7 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
           `lineax.AbstractLinearOperator` (e.g. `lineax.TridiagonalLinearOperator`).
     - `linear_solver`: the `lineax` solver of the stage systems `(I - hγJ) k = r`,
       factorised once per step and reused by every stage. Default (`None`): for a
-      dense Jacobian, `sciax.linalg.UnrolledLU()` up to 32 states (an order of
+      dense Jacobian, `sciax.linalg.UnrolledLU()` up to 12 states (an order of
       magnitude faster than LAPACK for small systems under `vmap`) and
       `lineax.LU()` above; for a Jacobian given as a lineax operator,
       `lineax.AutoLinearSolver(well_posed=True)` (e.g. a tridiagonal solve). For

@@ -7,6 +7,7 @@ ipykernel kernelspec launches plain `python`, which must be the venv's one.
 
 import os
 import pathlib
+import re
 import sys
 
 import nbclient
@@ -37,3 +38,10 @@ def text_outputs(notebook) -> str:
         for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
             parts.append(out.get("text", "") or out.get("data", {}).get("text/plain", ""))
     return "".join(parts)
+
+
+def printed_number(text: str, label: str) -> float:
+    """The number the notebook printed right after `label`; fails if it printed none."""
+    match = re.search(re.escape(label) + r"\s*([-+0-9.eE]+)", text)
+    assert match, f"{label!r} not printed by the notebook"
+    return float(match.group(1))

@@ -1,14 +1,7 @@
 """notebooks/ensembles.ipynb at small size: vmapped ODE and PDE ensembles give the known science."""
 
-import re
-
+from tests._notebook import printed_number as _number
 from tests._notebook import run_notebook, text_outputs
-
-
-def _number(text: str, label: str) -> float:
-    match = re.search(re.escape(label) + r"\s*([-+0-9.eE]+)", text)
-    assert match, f"{label!r} not printed by the notebook"
-    return float(match.group(1))
 
 
 def test_ensembles_notebook(monkeypatch, tmp_path):

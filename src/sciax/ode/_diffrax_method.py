@@ -50,6 +50,11 @@ class AbstractDiffraxMethod(AbstractMethod):
     def diffrax_solver(self, rtol: float, atol: float, adaptive: bool) -> diffrax.AbstractSolver:
         """The diffrax solver this method runs."""
 
+    def solver_for(self, y0: PyTree[Array], rtol: float, atol: float, adaptive: bool) -> diffrax.AbstractSolver:
+        """The diffrax solver for this state (shapes only); by default `diffrax_solver`."""
+        del y0
+        return self.diffrax_solver(rtol, atol, adaptive)
+
     def terms(self, model: AbstractModel) -> diffrax.AbstractTerm:
         return diffrax.ODETerm(model.rhs)
 
@@ -163,7 +168,7 @@ def _integrate(
     saveat = diffrax.SaveAt(ts=ts, t1=event is not None or method.saves_final, dense=dense)
     sol = diffrax.diffeqsolve(
         method.terms(model),
-        method.diffrax_solver(rtol, atol, adaptive),
+        method.solver_for(y0, rtol, atol, adaptive),
         t0=ts[0],
         t1=ts[-1],
         dt0=dt0,

@@ -7,7 +7,8 @@ Inference (over NumPyro):
 - likelihoods `NormalLikelihood`, `LogNormalLikelihood`, `PoissonLikelihood`,
   `NegativeBinomialLikelihood` (noise per observed component);
 - `infer(model, data, method="nuts" | "svi")`: labelled ArviZ results;
-  `summary(result)`: r_hat, bulk ESS and divergences;
+  `summary(result)`: r_hat, bulk ESS and divergences; `map_initial_params`:
+  chain starts near the posterior mode (the default for a `SimulationModel`);
 - `load_lynx_hare()`: the Hudson's Bay Company lynx-hare table.
 
 Sensitivity analysis (model evaluations vmapped and chunked):
@@ -28,6 +29,7 @@ from ._likelihood import (
     PoissonLikelihood,
 )
 from ._local import local_sensitivity
+from ._map_init import map_initial_params
 from ._morris import morris
 from ._plot import plot_sobol
 from ._saltelli import saltelli_design
@@ -43,6 +45,7 @@ __all__ = [
     "PoissonLikelihood",
     "NegativeBinomialLikelihood",
     "infer",
+    "map_initial_params",
     "summary",
     "load_lynx_hare",
     "local_sensitivity",

@@ -38,30 +38,36 @@ def forward_sensitivity(fn: Callable[[PyTree], tuple[Array, Array]], inputs: PyT
         prediction, success = fn(eqx.combine(d, static))
         return prediction, success.astype(prediction.dtype)
 
+    # Arrays `fn` closes over (the model's, which are tracers when this runs inside
+    # a jit) become explicit inputs: a custom_vjp may not close over tracers.
+    converted, consts = jax.closure_convert(primal, diff)
+
     @jax.custom_vjp
-    def run(d):
-        return primal(d)
+    def run(d, consts):
+        return converted(d, *consts)
 
-    def with_aux(x):
-        prediction, success = primal(x)
-        return prediction, (prediction, success)
+    def run_fwd(d, consts):
+        def with_aux(x):
+            prediction, success = converted(x, *consts)
+            return prediction, (prediction, success)
 
-    def run_fwd(d):
         # One solve carries every sensitivity direction; the primal rides along as aux.
         jacobian, (prediction, success) = jax.jacfwd(with_aux, has_aux=True)(d)
-        return (prediction, success), jacobian
+        return (prediction, success), (jacobian, consts)
 
-    def run_bwd(jacobian, cotangents):
+    def run_bwd(residuals, cotangents):
+        jacobian, consts = residuals
         ct_prediction, _ = cotangents
         axes = tuple(range(ct_prediction.ndim))
 
         def contract(jac_leaf):
             return jnp.tensordot(ct_prediction, jac_leaf, axes=(axes, axes))
 
-        return (jax.tree_util.tree_map(contract, jacobian),)
+        # No gradient flows to the closed-over arrays (the model's own constants).
+        return jax.tree_util.tree_map(contract, jacobian), jax.tree_util.tree_map(jnp.zeros_like, consts)
 
     run.defvjp(run_fwd, run_bwd)
-    prediction, success = run(diff)
+    prediction, success = run(diff, consts)
     return prediction, success > 0.5
 
 

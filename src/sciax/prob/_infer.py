@@ -14,6 +14,7 @@ from numpyro.infer import MCMC, NUTS, SVI, Predictive, Trace_ELBO
 from numpyro.infer import log_likelihood as pointwise_log_likelihood
 
 from ._arviz import dataset, inference_data
+from ._map_init import map_initial_params
 from ._simulation_model import SimulationModel
 
 # numpyro's HMC state field -> ArviZ's sample_stats name.
@@ -38,7 +39,7 @@ def infer(
     target_accept_prob: float = 0.8,
     max_tree_depth: int = 10,
     dense_mass: bool = False,
-    init_strategy: Callable | None = None,
+    init_strategy: Callable | Literal["map"] | None = None,
     guide: Any = None,
     num_steps: int = 2000,
     learning_rate: float = 0.01,
@@ -61,8 +62,13 @@ def infer(
       vmapped program; the default on a single CPU/GPU) or `"sequential"`.
       `dense_mass=True` adapts a full mass matrix: fewer leapfrog steps per draw
       when parameters are correlated (as rates of an ODE often are).
-      `init_strategy` is numpyro's (default `init_to_uniform`; `init_to_sample`
-      starts each chain at a prior draw).
+      `init_strategy`: `"map"` starts the chains at jittered copies of the best of
+      16 BFGS optima of the log density from random starts (see
+      `sciax.prob.map_initial_params`: no long warmup transient, which on ODE
+      posteriors can leave a chain with a tiny step size); or any numpyro
+      strategy (`init_to_uniform`: dispersed starts, for multimodal posteriors;
+      `init_to_sample`: prior draws). Default: `"map"` for a `SimulationModel`,
+      `init_to_uniform` otherwise.
     - `"svi"`: stochastic variational inference with an autoguide (`guide`: an
       instance, or a class from `numpyro.infer.autoguide` such as `AutoNormal`
       (default) or `AutoMultivariateNormal`), `num_steps` Adam steps of size
@@ -132,8 +138,19 @@ def _run_nuts(model, args, kwargs, key, num_samples, num_warmup, num_chains, cha
               max_tree_depth, dense_mass, init_strategy, progress_bar):
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "vectorized"
+    if init_strategy is None:
+        init_strategy = "map" if isinstance(model, SimulationModel) else numpyro.infer.init_to_uniform
+    init_params = None
+    if isinstance(init_strategy, str):
+        if init_strategy != "map":
+            raise ValueError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
+        key, key_init = jax.random.split(key)
+        init_params = map_initial_params(model, args, kwargs, key_init, num_chains)
+        init_strategy = numpyro.infer.init_to_uniform
+    elif not callable(init_strategy):
+        raise TypeError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
     kernel = NUTS(model, target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth, dense_mass=dense_mass,
-                  init_strategy=init_strategy or numpyro.infer.init_to_uniform)
+                  init_strategy=init_strategy)
     mcmc = MCMC(
         kernel,
         num_warmup=num_warmup,
@@ -142,7 +159,9 @@ def _run_nuts(model, args, kwargs, key, num_samples, num_warmup, num_chains, cha
         chain_method=chain_method,
         progress_bar=progress_bar,
     )
-    mcmc.run(key, *args, extra_fields=tuple(_STATS), **kwargs)
+    if init_params is not None and num_chains == 1:
+        init_params = jax.tree_util.tree_map(lambda leaf: leaf[0], init_params)
+    mcmc.run(key, *args, extra_fields=tuple(_STATS), init_params=init_params, **kwargs)
     posterior = {k: np.asarray(v) for k, v in mcmc.get_samples(group_by_chain=True).items()}
     extra = mcmc.get_extra_fields(group_by_chain=True)
     stats = {_STATS[k]: np.asarray(v) for k, v in extra.items()}

@@ -155,8 +155,11 @@ class SimulationModel(eqx.Module):
 
         Differentiable in `params` and `y0` (by forward or reverse mode, see `sensitivity`).
         """
+        return _predict_compiled(self, dict(params), y0)
+
+    def _predict_differentiable(self, params, y0):
         if self.sensitivity == "forward":
-            return forward_sensitivity(lambda inputs: self._predict(*inputs), (dict(params), y0))
+            return forward_sensitivity(lambda inputs: self._predict(*inputs), (params, y0))
         return self._predict(params, y0)
 
     def _predict(self, params, y0):
@@ -267,6 +270,15 @@ class SimulationModel(eqx.Module):
                 f"({self.times.shape[0]}, K) = (len(times), number of observed components)"
             )
         return prediction.shape[1]
+
+
+@eqx.filter_jit
+def _predict_compiled(model: SimulationModel, params, y0):
+    # One compiled program for the whole prediction and its sensitivities: NumPyro
+    # runs the model un-jitted in places (HMC's initial gradient, vmapped over
+    # chains; tracing the model for its sites), and op by op the solve and its
+    # checks cost hundreds of small compilations there (~10 s on Lotka-Volterra).
+    return model._predict_differentiable(params, y0)
 
 
 def _takes_adjoint(model: sciax.AbstractModel, method: sciax.AbstractMethod | None) -> bool:

@@ -1,0 +1,103 @@
+"""Chain starting points near the posterior mode, found by multi-start quasi-Newton optimisation.
+
+NUTS chains that start from random points of the prior (NumPyro's and Stan's
+default: uniform on (-2, 2) in unconstrained space) spend their early warmup
+far from the data. For ODE models that region is rugged — periodic orbits of
+the wrong period are local modes, and some draws make the solve stiff — and a
+chain that reaches the typical set late contaminates its mass-matrix window and
+ends warmup with a tiny step size and ~100 leapfrog steps per draw (on the
+Lotka–Volterra case study this happened to one chain in four at most seeds, for
+sciax and for `odeint` alike). Starting every chain next to the best of several
+local optima of the log density removes that transient; this is the role of
+Pathfinder initialisation in Stan (Zhang et al., JMLR 23 (2022) 306), done here
+with optimistix's BFGS from `num_starts` prior-range points, vmapped.
+
+Chains still start at distinct, jittered points, so r_hat keeps some power to
+detect chains that separate; a genuinely multimodal posterior needs dispersed
+starts instead (`init_strategy=numpyro.infer.init_to_uniform`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpyro
+import scipy.optimize
+from jax.flatten_util import ravel_pytree
+from jaxtyping import Array, PRNGKeyArray, PyTree
+from numpyro.distributions.transforms import biject_to
+from numpyro.infer.util import potential_energy
+
+#: Radius of the random starts in unconstrained space (NumPyro's and Stan's default).
+START_RADIUS = 2.0
+
+
+def map_initial_params(
+    model: Callable,
+    args: tuple,
+    kwargs: dict,
+    key: PRNGKeyArray,
+    num_chains: int,
+    *,
+    num_starts: int = 16,
+    max_iterations: int = 200,
+    jitter: float = 0.1,
+) -> PyTree[Array]:
+    """Unconstrained starting points, leading axis `num_chains`, around the best local optimum.
+
+    `num_starts` points uniform in `(-2, 2)` per unconstrained coordinate (as
+    NumPyro's `init_to_uniform` draws them) are each optimised by scipy's
+    L-BFGS-B (at most `max_iterations` iterations) on one compiled
+    value-and-gradient of the potential energy (negative log density); the optimum
+    with the lowest finite potential is the centre, and each chain starts at the
+    centre plus uniform noise in `(-jitter, jitter)` per coordinate. Latent sites
+    must be continuous.
+    """
+    key_starts, key_jitter = jax.random.split(key)
+    template = _unconstrained_template(model, args, kwargs)
+    flat_template, unravel = ravel_pytree(template)
+    dtype = flat_template.dtype
+    value_and_grad = jax.jit(jax.value_and_grad(lambda flat: potential_energy(model, args, kwargs, unravel(flat))))
+
+    def objective(x):
+        value, grad = value_and_grad(jnp.asarray(x, dtype))
+        value, grad = float(value), np.asarray(grad, dtype=np.float64)
+        if not (np.isfinite(value) and np.all(np.isfinite(grad))):
+            return np.inf, np.zeros_like(grad)  # outside the support: the line search backs off
+        return value, grad
+
+    starts = jax.random.uniform(key_starts, (num_starts, flat_template.size), dtype, -START_RADIUS, START_RADIUS)
+    best_value, centre = np.inf, np.asarray(starts[0])
+    for start in np.asarray(starts, dtype=np.float64):
+        if not np.isfinite(objective(start)[0]):
+            continue
+        result = scipy.optimize.minimize(objective, start, jac=True, method="L-BFGS-B",
+                                         options={"maxiter": max_iterations})
+        if np.isfinite(result.fun) and result.fun < best_value:
+            best_value, centre = result.fun, result.x
+    noise = jax.random.uniform(key_jitter, (num_chains, flat_template.size), dtype, -jitter, jitter)
+    return jax.vmap(unravel)(jnp.asarray(centre, dtype) + noise)
+
+
+def _unconstrained_template(model: Callable, args: tuple, kwargs: dict) -> dict[str, jax.ShapeDtypeStruct]:
+    """Zeros shaped like the unconstrained value of every latent sample site (traced abstractly: no solve runs)."""
+
+    def latent_values():
+        trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace(*args, **kwargs)
+        values = {}
+        for name, site in trace.items():
+            if site["type"] != "sample" or site["is_observed"]:
+                continue
+            if site["fn"].support.is_discrete:
+                raise ValueError(f"map_initial_params: latent site {name!r} is discrete; NUTS needs continuous sites")
+            values[name] = biject_to(site["fn"].support).inv(site["value"])
+        return values
+
+    shapes = jax.eval_shape(latent_values)
+    return {name: jnp.zeros(s.shape, s.dtype) for name, s in shapes.items()}
+
+
+__all__ = ["map_initial_params"]

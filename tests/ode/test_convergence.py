@@ -40,6 +40,8 @@ CASES = [
     ("RK4", "A3", 2.0, 4, [20, 40, 80, 160]),
     ("Tsit5", "A3", 3.0, 5, [20, 40, 80, 160]),
     ("Dopri5", "A3", 3.0, 5, [20, 40, 80, 160]),
+    ("Tsit5-unrolled", "A3", 3.0, 5, [20, 40, 80, 160]),
+    ("Dopri5-unrolled", "A3", 3.0, 5, [20, 40, 80, 160]),
     ("Dopri8", "A4", 10.0, 8, [4, 5, 6, 8, 10]),
     ("ImplicitEuler", "A3", 2.0, 1, [50, 100, 200, 400]),
     ("Kvaerno3", "A3", 2.0, 3, [10, 20, 40, 80]),
@@ -54,7 +56,8 @@ CASES = [
 @functools.cache
 def _final_error(name: str, problem: str, t_end: float):
     model, exact = PROBLEMS[problem]
-    method = getattr(sciax.ode, name)()
+    base, _, variant = name.partition("-")
+    method = getattr(sciax.ode, base)(unroll=True) if variant == "unrolled" else getattr(sciax.ode, base)()
 
     @jax.jit
     def error(dt):

@@ -15,7 +15,9 @@ def _lv_numpy(t, y, p=LV_PARAMS):
     return [p["alpha"] * x - p["beta"] * x * z, p["delta"] * x * z - p["gamma"] * z]
 
 
-@pytest.mark.parametrize("method", [sciax.ode.Tsit5(), sciax.ode.Dopri5(), sciax.ode.Dopri8()], ids=type)
+@pytest.mark.parametrize(
+    "method", [sciax.ode.Tsit5(), sciax.ode.Dopri5(), sciax.ode.Dopri8(), sciax.ode.Tsit5(unroll=True),
+               sciax.ode.Dopri5(unroll=True)], ids=lambda m: type(m).__name__ + ("-unrolled" if getattr(m, "unroll", False) else ""))
 def test_lotka_volterra_vs_scipy(method):
     ts = np.linspace(0.0, 30.0, 61)
     y0 = np.array([30.0, 4.0])

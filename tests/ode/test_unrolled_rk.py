@@ -2,8 +2,8 @@
 
 The reference is diffrax's `Tsit5`/`Dopri5` (an independent implementation of the
 same pairs): step sequences must be identical and solutions agree to round-off.
-Order and accuracy against exact/scipy solutions are in test_convergence.py and
-test_scipy_reference.py, which run the unrolled step by default.
+Order and accuracy against exact and scipy solutions: test_convergence.py and
+test_scipy_reference.py run both variants.
 """
 
 import diffrax
@@ -19,6 +19,7 @@ LV = sciax.ode.lotka_volterra()
 LV_P = {"alpha": 0.55, "beta": 0.028, "gamma": 0.80, "delta": 0.024}
 Y0 = jnp.array([33.0, 6.0])
 TS = jnp.linspace(0.0, 20.0, 21)
+UNROLLED = sciax.ode.Tsit5(unroll=True)
 PAIRS = [("Tsit5", UnrolledTsit5, diffrax.Tsit5), ("Dopri5", UnrolledDopri5, diffrax.Dopri5)]
 
 
@@ -37,11 +38,12 @@ def test_same_steps_and_solution_as_diffrax_stage_loop(name):
     np.testing.assert_allclose(jax.vmap(unrolled.evaluate)(t), jax.vmap(looped.evaluate)(t), rtol=1e-12)
 
 
-def test_default_unrolls_small_states_only():
-    method = sciax.ode.Tsit5()
-    assert isinstance(method.solver_for(jnp.zeros(3), 1e-6, 1e-6, True), UnrolledTsit5)
+def test_unroll_choice():
+    assert isinstance(sciax.ode.Tsit5().solver_for(jnp.zeros(3), 1e-6, 1e-6, True), diffrax.Tsit5)  # default: loop
+    automatic = sciax.ode.Tsit5(unroll=None)
+    assert isinstance(automatic.solver_for(jnp.zeros(3), 1e-6, 1e-6, True), UnrolledTsit5)
     big = jnp.zeros(UNROLL_MAX_STATE + 1)
-    assert isinstance(method.solver_for(big, 1e-6, 1e-6, True), diffrax.Tsit5)
+    assert isinstance(automatic.solver_for(big, 1e-6, 1e-6, True), diffrax.Tsit5)
     assert isinstance(sciax.ode.Dopri5(unroll=True).solver_for(big, 1e-6, 1e-6, True), UnrolledDopri5)
     assert isinstance(sciax.ode.Dopri5(unroll=False).solver_for(jnp.zeros(2), 1e-6, 1e-6, True), diffrax.Dopri5)
 
@@ -51,7 +53,8 @@ def test_pytree_state_matches_flat_state():
         prey, predator = y["prey"], y["predator"]
         return {"prey": (p["alpha"] - p["beta"] * predator) * prey, "predator": (p["delta"] * prey - p["gamma"]) * predator}
 
-    tree = sciax.simulate(sciax.ode.ODE(rhs), {"prey": Y0[0], "predator": Y0[1]}, TS, LV_P, rtol=1e-8, atol=1e-8)
+    tree = sciax.simulate(sciax.ode.ODE(rhs), {"prey": Y0[0], "predator": Y0[1]}, TS, LV_P,
+                          method=sciax.ode.Tsit5(unroll=True), rtol=1e-8, atol=1e-8)
     flat = _solve("Tsit5", True)
     np.testing.assert_allclose(jnp.stack([tree.ys["prey"], tree.ys["predator"]], -1), flat.ys, rtol=1e-12)
 
@@ -80,7 +83,7 @@ def test_jump_restarts_fsal_like_diffrax(name, unrolled_cls, diffrax_cls):
 def test_jacfwd_and_grad_match_central_differences():
     def final(x, adjoint):
         p = dict(zip(("alpha", "beta", "gamma", "delta"), x[:4]))
-        sol = sciax.simulate(LV, x[4:], TS, p, rtol=1e-10, atol=1e-10, adjoint=adjoint)
+        sol = sciax.simulate(LV, x[4:], TS, p, method=UNROLLED, rtol=1e-10, atol=1e-10, adjoint=adjoint)
         return sol.ys[-1]
 
     x = jnp.array([0.55, 0.028, 0.80, 0.024, 33.0, 6.0])
@@ -95,9 +98,24 @@ def test_jacfwd_and_grad_match_central_differences():
 
 def test_vmap_over_initial_states_equals_loop():
     y0s = jnp.array([[33.0, 6.0], [20.0, 10.0], [50.0, 3.0]])
-    batched = jax.vmap(lambda y0: sciax.simulate(LV, y0, TS, LV_P).ys)(y0s)
+    batched = jax.vmap(lambda y0: sciax.simulate(LV, y0, TS, LV_P, method=UNROLLED).ys)(y0s)
     for i in range(3):
-        np.testing.assert_allclose(batched[i], sciax.simulate(LV, y0s[i], TS, LV_P).ys, rtol=1e-12)
+        np.testing.assert_allclose(batched[i], sciax.simulate(LV, y0s[i], TS, LV_P, method=UNROLLED).ys, rtol=1e-12)
+
+
+def test_grad_under_vmap_equals_single_solve():
+    """Reverse mode through diffrax's checkpointed loop under vmap: the FSAL state must not start outside it."""
+
+    def loss(y0, p):
+        ys = sciax.simulate(LV, y0, TS, p, method=UNROLLED, rtol=1e-10, atol=1e-10).ys
+        return jnp.sum(ys[-1] ** 2)
+
+    scale = jnp.linspace(0.9, 1.1, 3)
+    y0s, ps = Y0 * scale[:, None], {k: v * scale[::-1] for k, v in LV_P.items()}
+    batched = jax.vmap(jax.grad(loss, argnums=1))(y0s, ps)
+    single = jax.grad(loss, argnums=1)(y0s[1], {k: v[1] for k, v in ps.items()})
+    for k in LV_P:
+        np.testing.assert_allclose(float(batched[k][1]), float(single[k]), rtol=1e-10)
 
 
 def test_bad_unroll_value():

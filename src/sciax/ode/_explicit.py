@@ -62,15 +62,16 @@ class Tsit5(AbstractDiffraxMethod):
     Adaptive, FSAL (6 evaluations per step), fifth-order dense output.
 
     **Arguments:** `unroll`: run the seven stages of a step unrolled (one fused
-    program per step) rather than in diffrax's stage loop. Unrolled is faster for
-    small systems, markedly so under `jax.jacfwd`/`jax.vmap` (forward
-    sensitivities, vectorised NUTS chains); the loop traces the right-hand side
-    once instead of seven times, so it compiles faster for big ones. `None`
-    (default): unrolled when the state has at most 1024 scalars. Same tableau and
-    interpolation either way: results agree to round-off.
+    program per step) rather than in diffrax's stage loop (`False`, default).
+    Unrolled runs faster for small systems, markedly so under `jax.vmap` and
+    `jax.jacfwd` (a 10,000-member Lotka–Volterra ensemble in 0.80x diffrax's
+    time; `jacfwd` of a solve ~2x faster), but traces the right-hand side seven
+    times, so a single solve compiles ~20 % slower. `None`: unrolled when the
+    state has at most 1024 scalars. Same tableau and interpolation either way:
+    results agree to round-off.
     """
 
-    unroll: bool | None = eqx.field(default=None, static=True)
+    unroll: bool | None = eqx.field(default=False, static=True)
     adaptive_capable: ClassVar[bool] = True
     rhs_evals_per_step: ClassVar[int] = 6
     fsal: ClassVar[bool] = True
@@ -88,11 +89,10 @@ class Tsit5(AbstractDiffraxMethod):
 class Dopri5(AbstractDiffraxMethod):
     """Dormand–Prince 5(4) (Dormand & Prince 1980), as in MATLAB's ode45 and scipy's RK45.
 
-    **Arguments:** `unroll`: as for `Tsit5` (default: unrolled stages for states of
-    at most 1024 scalars).
+    **Arguments:** `unroll`: as for `Tsit5` (default `False`: diffrax's stage loop).
     """
 
-    unroll: bool | None = eqx.field(default=None, static=True)
+    unroll: bool | None = eqx.field(default=False, static=True)
     adaptive_capable: ClassVar[bool] = True
     rhs_evals_per_step: ClassVar[int] = 6
     fsal: ClassVar[bool] = True

@@ -1,5 +1,6 @@
 """Lotka-Volterra on the lynx-hare data: the posterior of Carpenter's Stan case study (2018)."""
 
+import arviz as az
 import diffrax
 import jax.numpy as jnp
 import numpy as np
@@ -33,7 +34,10 @@ def test_lynx_hare_posterior_matches_the_stan_case_study():
         log_likelihood=False, posterior_predictive=False,
     )
     table = sciax.prob.summary(result, print_table=False)
-    assert table["r_hat"].max() < 1.01, table
+    # r_hat itself, not the summary table's two-decimal rounding of it.
+    rhat = az.rhat(result["posterior"][[n for n in result["posterior"].data_vars if n != "prediction"]])
+    worst = max(float(rhat[name].max()) for name in rhat.data_vars)
+    assert worst < 1.01, table
     assert table.attrs["num_divergences"] == 0
     post = result["posterior"]
     # Posterior means reported by the case study.

@@ -56,6 +56,10 @@ def map_initial_params(
     with the lowest finite potential is the centre, and each chain starts at the
     centre plus uniform noise in `(-jitter, jitter)` per coordinate. Latent sites
     must be continuous.
+
+    Cost: at most `num_starts * max_iterations` (here 3,200, typically ~1,600)
+    log-density gradients, against ~56,000 for 4 chains x 2,000 NUTS iterations
+    at 7 leapfrog steps each.
     """
     key_starts, key_jitter = jax.random.split(key)
     template = _unconstrained_template(model, args, kwargs)

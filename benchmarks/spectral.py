@@ -12,7 +12,8 @@ dealiasing modes, float64 unless --float32):
 
 Baselines: `exponax.repeat(stepper, n)` (what an exponax user writes: physical state,
 an FFT pair per step) and a Fourier-space loop over `stepper.step_fourier` (the
-fastest exponax can go). Times are the best of `--repeats` runs after a compile run.
+fastest exponax can go). Times are the best of `--repeats` rounds after a compile run,
+the contenders alternating within each round.
 """
 
 import argparse
@@ -40,14 +41,20 @@ def exponax_fraction(n: int) -> float:
     return (kept + 1) / (n // 2)
 
 
-def best_time(fn, *args, repeats: int) -> tuple[float, np.ndarray]:
-    out = jax.block_until_ready(fn(*args))  # compile
-    times = []
+def interleaved_best(fns, repeats: int) -> tuple[list[float], list[np.ndarray]]:
+    """Best time of each `(fn, *args)` over `repeats` rounds that run them alternately.
+
+    Alternating spreads load drift on a shared machine over every contender alike;
+    timing one after the other let a busy spell land on one side only.
+    """
+    outs = [np.asarray(jax.block_until_ready(fn(*args))) for fn, *args in fns]  # compile
+    best = [np.inf] * len(fns)
     for _ in range(repeats):
-        start = time.perf_counter()
-        out = jax.block_until_ready(fn(*args))
-        times.append(time.perf_counter() - start)
-    return min(times), np.asarray(out)
+        for i, (fn, *args) in enumerate(fns):
+            start = time.perf_counter()
+            jax.block_until_ready(fn(*args))
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best, outs
 
 
 def fourier_loop(stepper, n: int):
@@ -60,11 +67,11 @@ def fourier_loop(stepper, n: int):
 
 
 def report(name: str, ours, theirs, sign: float = 1.0, *, repeats: int):
-    """Time sciax against each exponax baseline and print the ratios and differences."""
-    t_ours, y_ours = best_time(ours[0], *ours[1:], repeats=repeats)
+    """Time sciax against each exponax baseline (interleaved) and print the ratios and differences."""
+    times, outs = interleaved_best([ours, *theirs.values()], repeats)
+    t_ours, y_ours = times[0], outs[0]
     print(f"{name}_sciax_s: {t_ours:.4f}")
-    for label, (fn, *args) in theirs.items():
-        t, y = best_time(fn, *args, repeats=repeats)
+    for label, t, y in zip(theirs, times[1:], outs[1:]):
         y = sign * y.reshape(y_ours.shape)
         print(f"{name}_exponax_{label}_s: {t:.4f}")
         print(f"{name}_ratio_sciax_over_exponax_{label}: {t_ours / t:.3f}")
@@ -76,7 +83,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10x fewer steps")
     parser.add_argument("--float32", action="store_true")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     print(f"# jax {jax.__version__}, exponax {ex.__version__}, backend {jax.default_backend()}, "

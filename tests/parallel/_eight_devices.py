@@ -71,6 +71,23 @@ def fd_heat(slab, pencil):
                                sciax.simulate(model, gaussian(grid), ts, {"D": 1.0}, **kw).ys))
 
 
+def fd_sponge(slab, pencil):
+    """Sponge layers along the sharded axes: each block damps with its slice of the whole grid's profile."""
+    for shape, bc, mesh, grad in [((64, 16), ((pde.Sponge(12, 40.0), pde.Sponge(6, 20.0)), pde.Neumann()), slab, True),
+                                  ((32, 16), pde.Sponge(5, 30.0), pencil, False)]:
+        grid = pde.Grid(shape, 1.0)
+        model = pde.fd.heat(grid, bc=bc, order=4)
+        u0, ts = gaussian(grid) + 1.0, np.linspace(0.0, 4e-4, 3)  # + 1: the layers have something to damp
+        d = jnp.asarray(1.0 + 0.5 * np.cos(2 * np.pi * grid.meshgrid()[0]))
+        run = lambda m, dd: sciax.simulate(m, u0, ts, {"D": dd}, method=pde.RK4(2e-5)).ys  # noqa: E731
+        sharded = parallel.shard(model, mesh)
+        tag = f"sponge2d_o4_{'x'.join(map(str, mesh.devices.shape))}"
+        report(tag, rel(run(sharded, d), run(model, d)))
+        if grad:
+            loss = lambda m: jax.grad(lambda dd: jnp.sum(run(m, dd)[-1] ** 2))(d)  # noqa: E731
+            report(tag + "_grad", rel(loss(sharded), loss(model)))
+
+
 def wave(slab, pencil):
     for shape, mesh, bc, order, grad in [((64, 48), slab, pde.Neumann(), 8, True), ((32, 16, 16), pencil, pde.Dirichlet(0.0), 4, False)]:
         grid = pde.Grid(shape, 1.0)
@@ -108,10 +125,21 @@ def wave_placed(slab, pencil):
         report(tag + "_seismogram", rel(out["seismogram"], ref["seismogram"]))
         loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)  # noqa: E731
         report(tag + "_grad", rel(loss(sharded), loss(model)))
-    expect_error("wide_halo_with_source", lambda: sciax.simulate(
-        parallel.shard(pde.AcousticWave(pde.Grid((64, 48), 1.0), f0=10.0, bc=pde.Neumann()), slab, halo_every=2),
-        {"p": jnp.zeros((64, 48)), "v": jnp.zeros((64, 48))}, np.linspace(0.0, 0.004, 2), {"c": 1.0, "source": jnp.array([3, 4])},
-        method=pde.Leapfrog(1e-3)))
+    # The same with wide halos exchanged every 2 steps (the second source also lies in a neighbour's halo).
+    shape, order = (128, 48), 4
+    grid = pde.Grid(shape, 10.0 * shape[0])
+    model = pde.AcousticWave(grid, f0=15.0, bc=pde.CPML(8), order=order, receivers=[(6, j) for j in range(4, 44, 3)] + [(40, 30)])
+    c = jnp.asarray(2000.0 + 300 * gaussian(grid, 500.0))
+    y0 = {"p": jnp.zeros(shape), "v": jnp.zeros(shape)}
+    ts, src = np.arange(0, 121, 40) * 2e-3, jnp.array([[9, 37], [25, 20]])
+    run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc, "source": src}, method=pde.Leapfrog(2e-3, checkpoint=16),  # noqa: E731
+                                       save=("p", "seismogram")).ys
+    sharded = parallel.shard(model, slab, halo_every=2)
+    out, ref = run(sharded, c), run(model, c)
+    report("wideplaced8_o4_k2_p", rel(out["p"], ref["p"]))
+    report("wideplaced8_o4_k2_seismogram", rel(out["seismogram"], ref["seismogram"]))
+    loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)  # noqa: E731
+    report("wideplaced8_o4_k2_grad", rel(loss(sharded), loss(model)))
 
 
 def wide_halo(slab, pencil):
@@ -131,14 +159,33 @@ def wide_halo(slab, pencil):
         if grad:
             loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc) ** 2))(c)  # noqa: E731
             report(tag + "_grad", rel(loss(sharded), loss(model)))
+    # RK4 on method-of-lines models: a step reads 4 * rhs_reach (order - 1) points; Sponge layers sharded too.
+    for shape, bc, order, k, grad in [((256, 8), pde.Dirichlet(0.5), 2, 4, True), ((384, 8), pde.Neumann(), 4, 2, True),
+                                      ((128, 8), (pde.Sponge(20, 40.0), pde.Neumann()), 2, 2, False)]:
+        grid = pde.Grid(shape, 1.0)
+        model = pde.fd.heat(grid, bc=bc, order=order)
+        u0, ts = gaussian(grid, 0.005) + 1.0, np.arange(3) * 16e-6
+        d = jnp.asarray(1.0 + 0.5 * np.cos(2 * np.pi * grid.meshgrid()[0]))
+        run = lambda m, dd: sciax.simulate(m, u0, ts, {"D": dd}, method=pde.RK4(2e-6)).ys  # noqa: E731
+        sharded = parallel.shard(model, slab, halo_every=k)
+        tag = f"widerk4_{type(bc[0] if isinstance(bc, tuple) else bc).__name__}_o{order}_k{k}"
+        report(tag, rel(run(sharded, d), run(model, d)))
+        if grad:
+            loss = lambda m: jax.grad(lambda dd: jnp.sum(run(m, dd)[-1] ** 2))(d)  # noqa: E731
+            report(tag + "_grad", rel(loss(sharded), loss(model)))
     wave = pde.AcousticWave(pde.Grid((64, 48), 1.0), f0=10.0, bc=pde.Neumann())
+    y0 = {"p": jnp.zeros((64, 48)), "v": jnp.zeros((64, 48))}
     expect_error("wide_halo_wider_than_shard", lambda: parallel.shard(
         pde.AcousticWave(pde.Grid((128, 40), 1.0), f0=10.0, bc=pde.Neumann(), order=8), slab, halo_every=2))
     expect_error("wide_halo_interval_not_multiple", lambda: sciax.simulate(
-        parallel.shard(wave, slab, halo_every=4), {"p": jnp.zeros((64, 48)), "v": jnp.zeros((64, 48))},
-        np.linspace(0.0, 0.03, 2), {"c": 1.0}, method=pde.Leapfrog(1e-3)))
-    expect_error("wide_halo_no_reach", lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann()), slab,
-                                                              halo_every=2))
+        parallel.shard(wave, slab, halo_every=4), y0, np.linspace(0.0, 0.03, 2), {"c": 1.0}, method=pde.Leapfrog(1e-3)))
+    # Fits Leapfrog's halo (2 x 1 points) at shard time, not RK4's (2 x 4 x 1, 16 taken by the outer blocks of 8).
+    expect_error("wide_halo_rk4_wider_than_shard", lambda: sciax.simulate(
+        parallel.shard(wave, slab, halo_every=2), y0, np.linspace(0.0, 4e-4, 2), {"c": 1.0}, method=pde.RK4(1e-4)))
+    heat = pde.fd.heat(pde.Grid((128, 8), 1.0), bc=pde.Neumann())
+    expect_error("wide_halo_adaptive_method", lambda: sciax.simulate(
+        parallel.shard(heat, slab, halo_every=2), gaussian(heat.grid), np.linspace(0.0, 1e-4, 2), {"D": 1.0},
+        method=sciax.ode.Tsit5()))
 
 
 def spectral(slab, pencil):
@@ -194,7 +241,7 @@ def bad_input(slab, pencil):
 
 def main(names):
     slab, pencil = parallel.make_mesh("slab"), parallel.make_mesh("pencil")
-    for name in names or ("fd_heat", "wave", "wave_placed", "wide_halo", "spectral", "ensembles", "bad_input"):
+    for name in names or ("fd_heat", "fd_sponge", "wave", "wave_placed", "wide_halo", "spectral", "ensembles", "bad_input"):
         start = time.perf_counter()
         globals()[name](slab, pencil)
         print(f"seconds {name}: {time.perf_counter() - start:.1f}", flush=True)

@@ -23,16 +23,21 @@ TOL = 1e-12  # relative, float64
 
 EQUAL = [
     "heat2d_Dirichlet_o8_8", "heat2d_Dirichlet_o8_8_grad", "heat3d_Periodic_o2_4x2", "heat2d_tsit5",
+    "sponge2d_o4_8", "sponge2d_o4_8_grad", "sponge2d_o4_4x2",
     "wave2d_o8", "wave2d_o8_fwi_grad", "wave3d_o4",
     "placed8_o4_p", "placed8_o4_seismogram", "placed8_o4_grad", "placed4x2_o2_p", "placed4x2_o2_seismogram", "placed4x2_o2_grad",
+    "wideplaced8_o4_k2_p", "wideplaced8_o4_k2_seismogram", "wideplaced8_o4_k2_grad",
     "wide2d_Neumann_o2_k4", "wide2d_Neumann_o2_k4_grad", "wide2d_Periodic_o4_k2", "wide3d_Dirichlet_o2_k2",
+    "widerk4_Dirichlet_o2_k4", "widerk4_Dirichlet_o2_k4_grad", "widerk4_Neumann_o4_k2", "widerk4_Neumann_o4_k2_grad",
+    "widerk4_Sponge_o2_k2",
     "ns2d_slab", "ns2d_grad", "ks_slab", "fft3d_pencil",
     "ensemble", "ensemble_grad",
 ]
 BAD_INPUT = [
     "not_divisible", "halo_wider_than_shard", "unknown_mesh_axis", "fft_sharded_last_axis",
     "fft_1d_not_square_divisible", "ensemble_not_divisible",
-    "wide_halo_wider_than_shard", "wide_halo_interval_not_multiple", "wide_halo_no_reach", "wide_halo_with_source",
+    "wide_halo_wider_than_shard", "wide_halo_interval_not_multiple", "wide_halo_rk4_wider_than_shard",
+    "wide_halo_adaptive_method",
 ]
 
 
@@ -134,6 +139,18 @@ def test_make_mesh_and_shard_bad_input():
         parallel.shard(parallel.shard(heat, mesh, axes=("members", None)), mesh)
     with pytest.raises(TypeError, match="finite-difference model"):
         parallel.shard(sciax.ode.ODE(lambda t, y, p: -y), mesh)
+
+
+def test_rhs_reach_sets_the_wide_halo_of_rk4():
+    grid = pde.Grid((16, 8), 1.0)
+    assert [pde.fd.heat(grid, bc=pde.Neumann(), order=o).rhs_reach for o in (2, 4, 8)] == [1, 3, 7]
+    assert pde.fd.advection_diffusion(grid, bc=pde.Neumann(), scheme="weno5").rhs_reach == 3  # WENO5 reads 3 points
+    assert pde.fd.burgers(pde.Grid(16, 1.0), bc=pde.Periodic(), order=8).rhs_reach == 7
+    assert pde.AcousticWave(grid, f0=1.0, bc=pde.Neumann(), order=4).rhs_reach == 3
+    nested = pde.FDModel(grid, lambda t, u, p, m: u, bc=pde.Neumann(), reach=4)
+    assert nested.rhs_reach == 4
+    with pytest.raises(ValueError, match="reach must be"):
+        pde.FDModel(grid, lambda t, u, p, m: u, bc=pde.Neumann(), reach=0)
 
 
 def test_initialize_bad_input():

@@ -8,7 +8,9 @@ stage pays a loop iteration and dynamic updates of the stage buffer, and under
 `jax.jvp`/`jax.jacfwd` and `jax.vmap` (forward sensitivities, vectorised NUTS
 chains) every one of those ops is widened again. Unrolled, XLA fuses the stages
 into a few kernels per step: on the 2-state Lotka–Volterra system `jax.jacfwd`
-through a Tsit5 solve runs ~2.5x faster (see `benchmarks/inference.py`).
+through a Tsit5 solve ran ~2.5x faster in a standalone timing (138–181 µs against
+388–532 µs for diffrax's loop). Compilation of single solves is longer, so the loop
+stays the default (`Tsit5(unroll=False)`); `unroll=True` or `None` opts in.
 
 The tableau and the dense-output interpolation are diffrax's own
 (`diffrax.Tsit5.tableau`, `diffrax.Tsit5.interpolation_cls`), so results agree
@@ -27,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import PyTree
 
-#: States with at most this many scalars run the unrolled step by default.
+#: With `unroll=None`, states with at most this many scalars run the unrolled step.
 UNROLL_MAX_STATE = 1024
 
 

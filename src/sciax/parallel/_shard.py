@@ -29,16 +29,24 @@ def shard(model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = 
       named like grid dimensions (`"x"`, `"y"`, `"z"`) shard those.
     - `halo_every`: exchange halos once every `k` steps instead of every step (wide halos,
       `k * reach` points, as in JAX's TPU wave-equation example): fewer, larger messages for
-      some redundant work near block edges; the same result. For `sciax.pde.Leapfrog` wave
-      models (e.g. `AcousticWave`); every output interval must be a multiple of `k` steps.
+      some redundant work near block edges; the same result. `reach` is how far one step
+      reads: `leapfrog_reach` under `sciax.pde.Leapfrog` (wave models, e.g. `AcousticWave`),
+      `4 * rhs_reach` under `sciax.pde.RK4` (any finite-difference model; see
+      `AbstractFDModel.rhs_reach`). Other methods are refused; every output interval must
+      be a multiple of `k` steps. Sponge/CPML layers, sources and receivers work with it.
 
     **Returns:** a `ShardedModel`. For an FD model its blocks exchange halos with
     `lax.ppermute` (boundary conditions only at the outer edges); for a
     `SemilinearPDE` its FFTs are the distributed FFT of a `ShardedGrid`
     (`lax.all_to_all` transposes, no gathering).
 
+    `Sponge` and `CPML` layers, `AcousticWave` sources and receivers work along sharded
+    axes: each block takes its slice of the whole grid's layer profiles.
+
     **Raises** `ValueError` for a grid not divisible by the mesh (no padding is
-    done), a halo wider than a shard (with `halo_every=k`: `k` times wider), mesh
+    done), a halo wider than a shard (with `halo_every=k`: `k * reach` points; at
+    `simulate` for the method given), `halo_every > 1` with a method other than
+    `RK4`/`Leapfrog` (at `simulate`), mesh
     axis names that do not exist, or a decomposition the distributed FFT cannot
     handle; `TypeError` for other models.
     """

@@ -16,18 +16,17 @@ from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
 from .._solution import Solution
-from ..pde._fd_boundary import CPML, BoundaryHalo, Sponge
+from ..pde._fd_boundary import BoundaryHalo
 from ..pde._fd_model import AbstractFDModel
 from ..pde._fixed_step import AbstractFixedStep
 from ..pde._grid import Grid
-from ..pde._leapfrog import Leapfrog
 from ..pde._step_counts import step_counts
 from ..pde._semilinear import SemilinearPDE
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
 from ._mesh import resolve_axes, shard_sizes
 from ._sharded_grid import ShardedGrid
-from ._wide_halo import WideHaloStep, extended_grid, wide_axes
+from ._wide_halo import WideBlockHalo, WideHaloStep, extended_grid, step_reach, wide_axes
 from ._specs import concrete_times, field_spec, split_params, tree_specs
 
 
@@ -57,12 +56,17 @@ class ShardedModel(AbstractModel):
       block model, so error norms and step sizes stay global.
     - Spectral (`SemilinearPDE`): `local` is the model on a `ShardedGrid`; any
       method runs on global arrays and every FFT is the distributed FFT.
-    - `halo_every=k` (Leapfrog wave models): halos `k * leapfrog_reach` wide, exchanged
-      once every `k` steps (`WideHaloStep`); `extended` is the block model on the extended block.
-    - `AcousticWave` point sources, receivers and CPML layers work along sharded axes: the
-      model asks its halo where the block sits (`ShardedHalo.placement`), injects and records
-      on the owning block only (receivers summed over blocks), and slices the layer profiles
-      (built with the global maximum velocity) per block.
+    - `halo_every=k`: halos `k * reach` wide, exchanged once every `k` steps (`wide_step`, a
+      `WideHaloStep` over the block model on the extended block), where `reach` is how far one
+      step reads: `leapfrog_reach` under `sciax.pde.Leapfrog` (wave models), `4 * rhs_reach`
+      under `sciax.pde.RK4` (any finite-difference model). Other methods are refused.
+    - Layers and points at global positions work along sharded axes: the model asks its halo
+      where the block sits (`ShardedHalo.placement`) and slices the whole grid's `Sponge`
+      profile, or `AcousticWave`'s CPML profiles (built with the global maximum velocity), per
+      block; `AcousticWave` injects and records on the owning block only (receivers summed over
+      blocks). So do they with `halo_every=k`: the extended blocks know where they sit
+      (`WideBlockHalo`), sources are injected on every extended block that holds them, and
+      receivers record on the blocks themselves.
 
     `y0` leaves must have the grid's shape; params leaves whose trailing axes are
     the grid's shape (e.g. a velocity model `c`) are split into the same blocks,
@@ -71,7 +75,7 @@ class ShardedModel(AbstractModel):
     `params`, usable under `jax.jit` and `jax.vmap`.
 
     **Fields:** `model` (the unsharded model), `local` (see above), `mesh`,
-    `names` (the mesh axis sharding each grid axis, or `None`).
+    `names` (the mesh axis sharding each grid axis, or `None`), `halo_every`.
     """
 
     model: AbstractModel
@@ -79,13 +83,11 @@ class ShardedModel(AbstractModel):
     mesh: Mesh = eqx.field(static=True)
     names: tuple[str | None, ...] = eqx.field(static=True)
     halo_every: int = eqx.field(static=True)
-    extended: AbstractModel | None
-    wide_axes: tuple = eqx.field(static=True)
 
     def __init__(self, model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None, halo_every: int = 1):
         if isinstance(halo_every, bool) or not isinstance(halo_every, int) or halo_every < 1:
             raise ValueError(f"shard: halo_every must be an integer >= 1 (steps between halo exchanges), got {halo_every!r}")
-        self.halo_every, self.extended, self.wide_axes = halo_every, None, ()
+        self.halo_every = halo_every
         if isinstance(model, SemilinearPDE):
             if halo_every != 1:
                 raise ValueError("shard: halo_every is for finite-difference models (halo exchange); a spectral "
@@ -104,14 +106,6 @@ class ShardedModel(AbstractModel):
                 f"got {type(model.halo).__name__}; build the model with bc=... and shard that"
             )
         sides = model.halo.sides
-        for axis, pair in enumerate(sides):
-            for b in pair:
-                # A sponge's profile is built from the block's own extent (AbstractFDModel.sponge): refused
-                # along a sharded axis rather than silently changed. AcousticWave's CPML, sources and
-                # receivers ask the halo where the block sits (ShardedHalo.placement), so they shard.
-                if isinstance(b, Sponge) and names[axis] is not None:
-                    raise ValueError(f"shard: a Sponge layer along the sharded grid axis {grid.dims[axis]!r} is not "
-                                     "supported; shard another axis or use Neumann()/Dirichlet()/Periodic() there")
         sizes = shard_sizes(mesh, names)
         block = tuple(n // s for n, s in zip(grid.shape, sizes))
         for axis, name in enumerate(names):
@@ -127,20 +121,25 @@ class ShardedModel(AbstractModel):
         self.local = replace_static(model, grid=local_grid, halo=ShardedHalo(local_grid, sides, names, sizes))
         self.mesh, self.names = mesh, names
         if halo_every > 1:
-            reach = getattr(model, "leapfrog_reach", None)
-            if reach is None:
-                raise ValueError(f"shard: halo_every={halo_every} (wide halos) needs a model that states how far one step "
-                                 f"reads (a wave model stepped by sciax.pde.Leapfrog, e.g. AcousticWave); got "
-                                 f"{type(model).__name__}: use halo_every=1")
-            placed = getattr(model, "receivers", ()) or any(isinstance(b, CPML) and names[axis] is not None
-                                                            for axis, pair in enumerate(sides) for b in pair)
-            if placed:
-                raise ValueError(f"shard: halo_every={halo_every} does not support receivers or a CPML layer along a "
-                                 "sharded axis yet (the extended blocks do not know their global position); use "
-                                 "halo_every=1 for this model")
-            self.wide_axes = wide_axes(local_grid, sides, names, sizes, halo_every * reach, halo_every, reach)
-            grid_ext = extended_grid(local_grid, self.wide_axes)
-            self.extended = replace_static(model, grid=grid_ext, halo=BoundaryHalo(grid_ext, sides))
+            # Fail at shard time if even the model's narrowest step (the fewest points read) needs a halo
+            # wider than a shard; the halo of the method actually used is checked by `simulate`.
+            reach = min(r for r in (getattr(model, "leapfrog_reach", None), 4 * model.rhs_reach) if r is not None)
+            wide_axes(local_grid, sides, names, sizes, halo_every * reach, halo_every, reach)
+
+    def wide_step(self, method: AbstractFixedStep) -> WideHaloStep:
+        """`method` repeated `halo_every` times per halo exchange on blocks extended by `halo_every` times
+        the reach of one of its steps; `ValueError` for a method whose reach is unknown or too wide."""
+        k, model = self.halo_every, self.model
+        reach = step_reach(method, model)
+        if reach is None:
+            raise ValueError(f"shard: halo_every={k} (wide halos) needs to know how far one step reads: it runs with "
+                             "sciax.pde.RK4 (any finite-difference model, from its rhs_reach) or sciax.pde.Leapfrog "
+                             f"(a wave model stating leapfrog_reach), got {type(method).__name__} for "
+                             f"{type(model).__name__}; use halo_every=1")
+        sides, block = model.halo.sides, self.local.grid
+        axes = wide_axes(block, sides, self.names, shard_sizes(self.mesh, self.names), k * reach, k, reach)
+        grid = extended_grid(block, axes)
+        return WideHaloStep(method, replace_static(model, grid=grid, halo=WideBlockHalo(grid, sides, axes)), k, axes)
 
     @property
     def grid(self) -> Grid:
@@ -181,6 +180,9 @@ class ShardedModel(AbstractModel):
 
     def integrate(self, method, y0, ts, params, **options) -> Solution:
         if self.spectral or not isinstance(method, AbstractFixedStep):
+            if self.halo_every > 1:
+                raise ValueError(f"shard: halo_every={self.halo_every} (wide halos) needs a fixed-step method "
+                                 f"(sciax.pde.RK4 or sciax.pde.Leapfrog), got {type(method).__name__}; use halo_every=1")
             return _solve_global(method, self.local if self.spectral else self, y0, ts, params, options)
         self.check_state(y0, "y0")
         _check_cfl(method, self.model, params)
@@ -189,17 +191,14 @@ class ShardedModel(AbstractModel):
         if self.halo_every == 1:
             return _solve_blocks(self, method, y0, arrays, static, times, options)
         k = self.halo_every
-        if isinstance(params, dict) and "source" in params:
-            raise ValueError(f"shard: halo_every={k} does not support point sources (params['source']) yet; use halo_every=1")
-        if not isinstance(method, Leapfrog):
-            raise ValueError(f"shard: halo_every={k} (wide halos) runs with sciax.pde.Leapfrog, got {type(method).__name__}")
+        step = self.wide_step(method)
         counts = step_counts(times.array(), method.dt, type(method).__name__)
         if any(c % k for c in counts):
             raise ValueError(f"shard: halo_every={k} needs every output interval to be a whole number of {k} steps "
                              f"of dt={method.dt}, got intervals of {sorted(set(counts))} steps")
-        sol = _solve_blocks(self, WideHaloStep(method, self.extended, k, self.wide_axes), y0, arrays, static, times, options)
+        sol = _solve_blocks(self, step, y0, arrays, static, times, options)
         stats = dict(sol.stats, num_steps=sol.stats["num_steps"] * k, num_accepted_steps=sol.stats["num_accepted_steps"] * k,
-                     num_rhs_evals=sol.stats["num_rhs_evals"] * k)
+                     num_rhs_evals=sol.stats["num_rhs_evals"] * k * method.rhs_evals_per_step)
         return eqx.tree_at(lambda s: s.stats, sol, stats)
 
 
@@ -245,3 +244,4 @@ def _solve_blocks(sharded: ShardedModel, method, y0, arrays, static, times, opti
                                          check_vma=False), y0, arrays)
     out_specs = jax.tree_util.tree_map(lambda s: field_spec(s.shape, sharded.local.grid.shape, names), probe)
     return jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)(y0, arrays)
+

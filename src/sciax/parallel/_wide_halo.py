@@ -4,12 +4,16 @@ As in JAX's TPU wave-equation example: each block is extended by a halo `k * rea
 points wide taken from its neighbours (one `lax.ppermute` per side and grid axis),
 then `k` steps run on the extended block with no communication. Each step spoils
 `reach` more points at the extended block's edges, and after `k` steps exactly the
-block itself is still valid; it is cut out and the next exchange follows.
+block itself is still valid; it is cut out and the next exchange follows. `reach`
+is how far one step reads (`step_reach`): `leapfrog_reach` for `Leapfrog`, four
+right-hand sides of `rhs_reach` each for `RK4`.
 
 Physical boundaries: an outer block is extended on its inner side only (by `2 k reach`
-points), so its physical boundary stays at the edge of its array, where the ordinary
-`BoundaryHalo` applies the boundary condition exactly as on the unsharded grid. All
-blocks keep one shape (block + `2 k reach`), as `jax.shard_map` needs.
+points), so its physical boundary stays at the edge of its array, where the boundary
+conditions apply exactly as on the unsharded grid. All blocks keep one shape (block +
+`2 k reach`), as `jax.shard_map` needs. Layers and points at global positions (sponge and
+CPML profiles, sources) are placed by `WideBlockHalo.placement`, the extended block's
+position in the whole grid.
 """
 
 from __future__ import annotations
@@ -21,9 +25,22 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..pde._fd_boundary import Periodic, Sides
+from ..pde._fd_boundary import AbstractHalo, BoundaryHalo, Periodic, Sides, edges_only
+from ..pde._fd_rk4 import RK4
 from ..pde._fixed_step import AbstractFixedStep
 from ..pde._grid import Grid
+from ..pde._leapfrog import Leapfrog
+
+
+def step_reach(method, model) -> int | None:
+    """How many points past a point one step of `method` on `model` reads, or `None` if unknown
+    (the method is not one whose steps `WideHaloStep` can repeat, or the model does not say)."""
+    if isinstance(method, Leapfrog):
+        return getattr(model, "leapfrog_reach", None)
+    if isinstance(method, RK4):
+        reach = getattr(model, "rhs_reach", None)
+        return None if reach is None else 4 * reach  # k4 reads k3 reads k2 reads k1: four chained evaluations
+    return None
 
 
 def _take(u, axis: int, start: int, stop: int):
@@ -58,13 +75,23 @@ class _Axis(eqx.Module):
         last = jnp.concatenate([from_low, u], axis=ax)
         return jnp.where(index == 0, first, jnp.where(index == s - 1, last, middle))
 
+    def _own(self):
+        """Where the block's own points start in its extended array (traced)."""
+        index = lax.axis_index(self.name)
+        return jnp.where(index == 0, 0, jnp.where(index == self.size - 1, 2 * self.width, self.width))
+
     def crop(self, u):
         """The block's own `n` points out of an extended array."""
         if self.periodic:
             return _take(u, self.axis, self.width, self.width + self.n)
-        index = lax.axis_index(self.name)
-        start = jnp.where(index == 0, 0, jnp.where(index == self.size - 1, 2 * self.width, self.width))
-        return lax.dynamic_slice_in_dim(u, start, self.n, axis=self.axis)
+        return lax.dynamic_slice_in_dim(u, self._own(), self.n, axis=self.axis)
+
+    def start(self):
+        """The global index of the extended block's first point (traced; wrapped on a periodic axis)."""
+        begin = lax.axis_index(self.name) * self.n
+        if self.periodic:
+            return (begin - self.width) % (self.n * self.size)
+        return begin - self._own()
 
 
 class WideHaloStep(AbstractFixedStep):
@@ -72,8 +99,9 @@ class WideHaloStep(AbstractFixedStep):
     `every` steps; one step of this method is `every` steps of `inner`. Built by `sciax.parallel.shard`
     (`halo_every=`), used inside its `jax.shard_map`.
 
-    **Fields:** `inner`; `every`; `extended` (the block model on the extended block, with a
-    `BoundaryHalo`: no communication inside a step); `axes` (the sharded grid axes).
+    **Fields:** `inner` (`Leapfrog`, or `RK4`: see `step_reach`); `every`; `extended` (the block
+    model on the extended block, with a `WideBlockHalo`: no communication inside a step); `axes`
+    (the sharded grid axes).
     """
 
     inner: AbstractFixedStep
@@ -82,7 +110,7 @@ class WideHaloStep(AbstractFixedStep):
     axes: tuple[_Axis, ...] = eqx.field(static=True)
     dt: float = eqx.field(static=True)
     checkpoint: int | None = eqx.field(static=True)
-    rhs_evals_per_step: ClassVar[int] = 1  # per sub-step; ShardedModel rescales the stats by `every`
+    rhs_evals_per_step: ClassVar[int] = 1  # per step; ShardedModel rescales the stats by `every` and `inner`'s
 
     def __init__(self, inner: AbstractFixedStep, extended, every: int, axes):
         self.inner, self.extended, self.every, self.axes = inner, extended, int(every), tuple(axes)
@@ -133,6 +161,41 @@ class WideHaloStep(AbstractFixedStep):
 
     def observe(self, model, carry, params, save):
         return self.inner.observe(model, carry, params[0], save)
+
+
+class WideBlockHalo(AbstractHalo):
+    """The halo of an extended block inside `WideHaloStep`: boundary conditions at its array's edges
+    (the inner ones only spoil points that are cut away), and the placement of the extended block in
+    the whole grid, so that absorbing layers (`Sponge`) are sliced from the whole grid's profile.
+
+    **Fields (static):** `grid` (the extended block); `sides` (the global boundary conditions);
+    `axes` (the sharded grid axes, as `wide_axes` gives them).
+    """
+
+    grid: Grid = eqx.field(static=True)
+    sides: Sides = eqx.field(static=True)
+    axes: tuple[_Axis, ...] = eqx.field(static=True)
+
+    @property
+    def foldable(self) -> bool:
+        return edges_only(self.sides)
+
+    def pad(self, u, width, *, t=0.0, flux=False, axes=None):
+        return BoundaryHalo(self.grid, self.sides).pad(u, width, t=t, flux=flux, axes=axes)
+
+    def placement(self, shape):
+        offsets, whole = [0] * len(shape), list(shape)
+        for ax in self.axes:
+            offsets[ax.axis], whole[ax.axis] = ax.start(), ax.n * ax.size
+        return tuple(offsets), tuple(whole)
+
+    def all_max(self, x):
+        names = tuple(ax.name for ax in self.axes)
+        return lax.pmax(x, names) if names else x
+
+    def all_sum(self, x):
+        # The extended blocks overlap, so a sum over them counts the halo points twice.
+        raise NotImplementedError("sum over blocks (receivers) with halo_every > 1")
 
 
 def wide_axes(block: Grid, sides: Sides, names, sizes, width: int, every: int, reach: int) -> tuple[_Axis, ...]:

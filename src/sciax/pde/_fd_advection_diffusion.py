@@ -70,4 +70,5 @@ def advection_diffusion(grid: Grid, *, bc, order: int = 2, scheme: str = "centra
     if scheme not in _SCHEMES:
         raise ValueError(f"advection_diffusion: scheme must be one of {tuple(_SCHEMES)}, got {scheme!r}")
     tendency, radius = _SCHEMES[scheme]
-    return FDModel(grid, tendency, bc=bc, order=order, radius=radius, long_name="concentration")
+    reach = max(order - 1, 3) if scheme == "weno5" else None  # WENO5 reads 3 points each way
+    return FDModel(grid, tendency, bc=bc, order=order, radius=radius, reach=reach, long_name="concentration")

@@ -30,4 +30,5 @@ def burgers(grid: Grid, *, bc, order: int = 2) -> FDModel:
     """
     if grid.ndim != 1:
         raise ValueError(f"burgers: this equation is 1-D; got a {grid.ndim}-D grid of shape {grid.shape}")
-    return FDModel(grid, _tendency, bc=bc, order=order, radius=_radius, long_name="velocity")
+    # WENO5 reads 3 points each way, the viscous term `order - 1`.
+    return FDModel(grid, _tendency, bc=bc, order=order, radius=_radius, reach=max(order - 1, 3), long_name="velocity")

@@ -31,6 +31,14 @@ def grid_labels(grid: Grid, variable: str, units, long_name, time_units) -> Labe
     )
 
 
+def block_part(x: Array, axis: int, offset, m: int) -> Array:
+    """The `m` entries of a whole-grid profile `x` from `offset` along `axis` (the profile itself on
+    a whole grid; a traced `offset` inside `jax.shard_map`)."""
+    if x.shape[axis] == m and isinstance(offset, int):
+        return x
+    return jax.lax.dynamic_slice_in_dim(x, offset, m, axis=axis)
+
+
 def check_positive_field(value, name: str, what: str):
     """`ValueError` (concrete) or `equinox.error_if` (traced) unless every entry of `value` is > 0."""
     value = jnp.asarray(value)
@@ -82,19 +90,41 @@ class AbstractFDModel(AbstractModel):
             if not jnp.issubdtype(leaf.dtype, jnp.floating):
                 raise TypeError(f"{name}: {what}{jax.tree_util.keystr(path)} must be real floating point, got {leaf.dtype}")
 
+    @property
+    def rhs_reach(self) -> int:
+        """How many points past a point one evaluation of `rhs` reads along any axis: `order - 1`, the
+        farthest a `sciax.pde.fd` stencil of this order reads (`diffusion` and a staggered pair:
+        `order - 1`; central derivatives: `order // 2`; `upwind`: 1). A tendency that nests
+        stencils (a derivative of a derivative: the sum of their reaches) or uses wider ones
+        (`weno5`: 3) reads further and says so (`FDModel`'s `reach=`). Sets the wide halo of
+        `sciax.parallel.shard(..., halo_every=k)` under `sciax.pde.RK4`: `4 k rhs_reach` points,
+        as each RK4 step chains four evaluations."""
+        return self.order - 1
+
     def sponge(self, dtype) -> Array | None:
-        """The sponge damping rate `sigma` on the grid (1/time), or `None` without sponge sides."""
+        """The sponge damping rate `sigma` on the grid (1/time), or `None` without sponge sides.
+
+        The layers sit at the edges of the whole grid: on one block of a sharded grid the
+        profile is the whole grid's, sliced where the halo says the block sits
+        (`AbstractHalo.placement`), so a sharded run damps exactly as the unsharded one.
+        """
         sides = getattr(self.halo, "sides", None)
         if sides is None or not any(isinstance(b, Sponge) for pair in sides for b in pair):
             return None
-        sigma = np.zeros(self.grid.shape)
+        offsets, whole = self.halo.placement(self.grid.shape)
+        sigma = jnp.zeros((1,) * self.grid.ndim, dtype)
         for axis, (low, high) in enumerate(sides):
-            shape = [1] * self.grid.ndim
-            shape[axis] = n = self.grid.shape[axis]
+            n = whole[axis]
+            profile = np.zeros(n)
             for side, depth in ((low, layer_depth(n, low, None, Sponge)), (high, layer_depth(n, None, high, Sponge))):
                 if isinstance(side, Sponge):
-                    sigma = np.maximum(sigma, side.strength * depth.reshape(shape) ** 2)
-        return jnp.asarray(sigma, dtype)
+                    profile = np.maximum(profile, side.strength * depth**2)
+            if profile.any():
+                shape = [1] * self.grid.ndim
+                shape[axis] = n
+                part = block_part(jnp.asarray(profile.reshape(shape), dtype), axis, offsets[axis], self.grid.shape[axis])
+                sigma = jnp.maximum(sigma, part)
+        return jnp.broadcast_to(sigma, self.grid.shape)
 
     def rhs(self, t, y, params):
         """`tendency(t, y, params)` minus the sponge damping `sigma * y` (method of lines)."""
@@ -129,6 +159,11 @@ class FDModel(AbstractFDModel):
     - `order`: stencil order, 2, 4, 6 or 8.
     - `radius`: optional `radius(params, model) -> (diffusive, oscillatory)` bounds
       used for the CFL check of `sciax.pde.RK4`.
+    - `reach`: how many points past a point `tendency` reads along any axis (see
+      `rhs_reach`); default `order - 1`, enough for terms that each apply one central or
+      staggered `sciax.pde.fd` stencil of that order to the state. State it for nested
+      stencils (e.g. a `derivative` of a `derivative`: the sum of their reaches) or `weno5`
+      (3); used only by `sciax.parallel.shard(..., halo_every=k)`.
     - `variable`, `units`, `long_name`, `time_units`: labels for `to_xarray`.
 
     `tendency`, `radius` and the boundary conditions are static; `params` is
@@ -141,9 +176,10 @@ class FDModel(AbstractFDModel):
     info: Labels = eqx.field(static=True)
     fn: Callable = eqx.field(static=True)
     radius: Callable | None = eqx.field(static=True)
+    reach: int | None = eqx.field(static=True)
 
     def __init__(self, grid: Grid, tendency: Callable, *, bc, order: int = 2, radius: Callable | None = None,
-                 variable: str = "u", units: str | None = None, long_name: str | None = None,
+                 reach: int | None = None, variable: str = "u", units: str | None = None, long_name: str | None = None,
                  time_units: str | None = None):
         if not isinstance(grid, Grid):
             raise TypeError(f"FDModel: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
@@ -159,6 +195,10 @@ class FDModel(AbstractFDModel):
             )
         self.order = check_order(order, "FDModel: order")
         self.fn, self.radius = tendency, radius
+        if reach is not None and (isinstance(reach, bool) or not isinstance(reach, (int, np.integer)) or reach < 1):
+            raise ValueError(f"FDModel: reach must be None or an integer >= 1 (points the tendency reads past a "
+                             f"point), got {reach!r}")
+        self.reach = None if reach is None else int(reach)
         self.info = grid_labels(grid, variable, units, long_name, time_units)
 
     def tendency(self, t, u, params):
@@ -166,6 +206,10 @@ class FDModel(AbstractFDModel):
 
     def spectral_radius(self, params):
         return None if self.radius is None else self.radius(params, self)
+
+    @property
+    def rhs_reach(self) -> int:
+        return self.order - 1 if self.reach is None else self.reach
 
 
 def positive_param(params, key: str, model: AbstractFDModel, what: str):

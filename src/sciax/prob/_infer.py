@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import jax
@@ -14,17 +15,11 @@ from numpyro.infer import MCMC, NUTS, SVI, Predictive, Trace_ELBO
 from numpyro.infer import log_likelihood as pointwise_log_likelihood
 
 from ._arviz import dataset, inference_data
-from ._map_init import map_initial_params
+from ._map_init import map_initial_params, unconstrained_template
+from ._nuts_program import STATS as _STATS
+from ._nuts_program import lower_nuts_program, run_nuts_program
 from ._simulation_model import SimulationModel
 
-# numpyro's HMC state field -> ArviZ's sample_stats name.
-_STATS = {
-    "diverging": "diverging",
-    "num_steps": "n_steps",
-    "accept_prob": "acceptance_rate",
-    "energy": "energy",
-    "potential_energy": "lp",
-}
 
 
 def infer(
@@ -69,6 +64,10 @@ def infer(
       strategy (`init_to_uniform`: dispersed starts, for multimodal posteriors;
       `init_to_sample`: prior draws). Default: `"map"` for a `SimulationModel`,
       `init_to_uniform` otherwise.
+      With `"map"` starts, vectorised chains and no progress bar, NumPyro's NUTS
+      kernels run as one compiled program (initialisation, warmup, sampling and
+      constraining together), which saves the op-by-op initialisation of
+      `numpyro.infer.MCMC`; otherwise `MCMC` runs them.
     - `"svi"`: stochastic variational inference with an autoguide (`guide`: an
       instance, or a class from `numpyro.infer.autoguide` such as `AutoNormal`
       (default) or `AutoMultivariateNormal`), `num_steps` Adam steps of size
@@ -145,6 +144,10 @@ def _run_nuts(model, args, kwargs, key, num_samples, num_warmup, num_chains, cha
         if init_strategy != "map":
             raise ValueError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
         key, key_init = jax.random.split(key)
+        if chain_method == "vectorized" and not progress_bar:
+            settings = dict(num_warmup=num_warmup, num_samples=num_samples, dense_mass=dense_mass,
+                            target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth)
+            return _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings)
         init_params = map_initial_params(model, args, kwargs, key_init, num_chains)
         init_strategy = numpyro.infer.init_to_uniform
     elif not callable(init_strategy):
@@ -167,6 +170,22 @@ def _run_nuts(model, args, kwargs, key, num_samples, num_warmup, num_chains, cha
     stats = {_STATS[k]: np.asarray(v) for k, v in extra.items()}
     stats["lp"] = -stats["lp"]  # numpyro's potential energy is the negative log density
     return posterior, stats
+
+
+def _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings):
+    """Vectorised chains from "map" starts as one compiled program (see `_nuts_program`).
+
+    The program needs only the shapes of the starting points, so XLA compiles it on a
+    second thread while the starts are sought. Tracing (NumPyro's effect handlers
+    keep a global stack) stays on this thread; XLA's compiler releases the GIL.
+    """
+    template = unconstrained_template(model, args, kwargs)
+    lowered = lower_nuts_program(model, args, kwargs, template, key, num_chains, **settings)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        compiling = pool.submit(lowered.compile)
+        init_params = map_initial_params(model, args, kwargs, key_init, num_chains)
+        compiled = compiling.result()
+    return run_nuts_program(compiled, init_params, key)
 
 
 def _run_svi(model, args, kwargs, key, guide, num_steps, learning_rate, num_samples, progress_bar):
@@ -198,13 +217,12 @@ def _loss_dataset(stats):
 
 def _observed_sites(model, args, kwargs) -> dict[str, np.ndarray]:
     """The observed sample sites of `model(*args, **kwargs)` and their data."""
-    trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace(*args, **kwargs)
-    observed = {n: np.asarray(s["value"]) for n, s in trace.items() if s["type"] == "sample" and s["is_observed"]}
-    if isinstance(model, SimulationModel) and "obs" in observed:
-        # The traced value has missing (NaN) entries filled in; report the data as given.
+    if isinstance(model, SimulationModel):
+        # Its one observed site; the model fills missing (NaN) entries in, so report the data as given.
         data = args[0] if args else kwargs.get("observations")
-        observed["obs"] = np.asarray(data, dtype=float)
-    return observed
+        return {} if data is None else {"obs": np.asarray(data, dtype=float)}
+    trace = numpyro.handlers.trace(numpyro.handlers.seed(model, 0)).get_trace(*args, **kwargs)
+    return {n: np.asarray(s["value"]) for n, s in trace.items() if s["type"] == "sample" and s["is_observed"]}
 
 
 def _unflatten(samples, chains, draws):

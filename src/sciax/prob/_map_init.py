@@ -11,7 +11,8 @@ own `odeint` model, on another random stream than its usual one, ran over 19
 minutes instead of ~37 s). Starting every chain next to the best of several
 local optima of the log density removes that transient; this is the role of
 Pathfinder initialisation in Stan (Zhang et al., JMLR 23 (2022) 306), done here
-with optimistix's BFGS from `num_starts` prior-range points, vmapped.
+with scipy's L-BFGS-B from `num_starts` prior-range points on one compiled
+value-and-gradient of the log density.
 
 Chains still start at distinct, jittered points, so r_hat keeps some power to
 detect chains that separate; a genuinely multimodal posterior needs dispersed
@@ -61,8 +62,9 @@ def map_initial_params(
     log-density gradients, against ~56,000 for 4 chains x 2,000 NUTS iterations
     at 7 leapfrog steps each.
     """
-    key_starts, key_jitter = jax.random.split(key)
-    template = _unconstrained_template(model, args, kwargs)
+    # Random numbers by NumPy, seeded from the key: jax's eager random ops would each compile.
+    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist())
+    template = unconstrained_template(model, args, kwargs)
     flat_template, unravel = ravel_pytree(template)
     dtype = flat_template.dtype
     value_and_grad = jax.jit(jax.value_and_grad(lambda flat: potential_energy(model, args, kwargs, unravel(flat))))
@@ -74,20 +76,30 @@ def map_initial_params(
             return np.inf, np.zeros_like(grad)  # outside the support: the line search backs off
         return value, grad
 
-    starts = jax.random.uniform(key_starts, (num_starts, flat_template.size), dtype, -START_RADIUS, START_RADIUS)
-    best_value, centre = np.inf, np.asarray(starts[0])
-    for start in np.asarray(starts, dtype=np.float64):
+    starts = rng.uniform(-START_RADIUS, START_RADIUS, (num_starts, flat_template.size))
+    best_value, centre = np.inf, starts[0]
+    for start in starts:
         if not np.isfinite(objective(start)[0]):
             continue
         result = scipy.optimize.minimize(objective, start, jac=True, method="L-BFGS-B",
                                          options={"maxiter": max_iterations})
         if np.isfinite(result.fun) and result.fun < best_value:
             best_value, centre = result.fun, result.x
-    noise = jax.random.uniform(key_jitter, (num_chains, flat_template.size), dtype, -jitter, jitter)
-    return jax.vmap(unravel)(jnp.asarray(centre, dtype) + noise)
+    chains = centre + rng.uniform(-jitter, jitter, (num_chains, flat_template.size))
+    return _unravel_rows(template, chains.astype(dtype))
 
 
-def _unconstrained_template(model: Callable, args: tuple, kwargs: dict) -> dict[str, jax.ShapeDtypeStruct]:
+def _unravel_rows(template: dict, rows: np.ndarray) -> dict[str, Array]:
+    """Rows of flat vectors (`ravel_pytree`'s layout of `template`) as a dict of arrays with a leading row axis."""
+    leaves, treedef = jax.tree_util.tree_flatten(template)
+    out, start = [], 0
+    for leaf in leaves:
+        out.append(jnp.asarray(rows[:, start : start + leaf.size].reshape((rows.shape[0],) + leaf.shape)))
+        start += leaf.size
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+def unconstrained_template(model: Callable, args: tuple, kwargs: dict) -> dict[str, jax.ShapeDtypeStruct]:
     """Zeros shaped like the unconstrained value of every latent sample site (traced abstractly: no solve runs)."""
 
     def latent_values():

@@ -74,7 +74,12 @@ class SimulationModel(eqx.Module):
       (default): forward when at most 32 scalars are sampled (parameters plus the
       initial state) and no `adjoint=` option is given, else reverse. Both give
       the gradient of the same discretised solution.
-    - `method`, `**options`: forwarded to `sciax.simulate` (not `throw`).
+    - `method`, `**options`: forwarded to `sciax.simulate` (not `throw`). Default
+      method: the model's own, except that an ODE whose default is `Tsit5()` gets
+      `Tsit5(unroll=None)`: the stages unrolled for states of up to 1024 scalars.
+      NUTS runs the solve ~10^5 times from one compiled program, so the unrolled
+      step's faster runs outweigh its longer compilation (Lotka–Volterra case
+      study: sampling 10.2 s instead of 23.8 s, compilation 6.7 s instead of 7.1 s).
     """
 
     model: sciax.AbstractModel
@@ -126,7 +131,7 @@ class SimulationModel(eqx.Module):
         self.likelihood = as_likelihood(likelihood)
         if "throw" in options:
             raise ValueError("SimulationModel: throw= is not an option here; failed solves always give log density -inf")
-        self.method = method
+        self.method = _inference_method(model) if method is None else method
         self.options = tuple(sorted(options.items()))
         self.state_names = model.labels().names
         self.observe, self.observed_names = _resolve_observe(observe, self.state_names)
@@ -279,6 +284,14 @@ def _predict_compiled(model: SimulationModel, params, y0):
     # chains; tracing the model for its sites), and op by op the solve and its
     # checks cost hundreds of small compilations there (~10 s on Lotka-Volterra).
     return model._predict_differentiable(params, y0)
+
+
+def _inference_method(model: sciax.AbstractModel) -> sciax.AbstractMethod | None:
+    """The default method for inference: the model's, with Tsit5's stages unrolled for small states."""
+    method = model.default_method()
+    if type(method) is sciax.ode.Tsit5 and method.unroll is False:
+        return sciax.ode.Tsit5(unroll=None)
+    return None
 
 
 def _takes_adjoint(model: sciax.AbstractModel, method: sciax.AbstractMethod | None) -> bool:

@@ -78,11 +78,11 @@ class AbstractUnrolledERK(diffrax.AbstractAdaptiveSolver):
         f0 = self._first_stage(terms, t0, y0, args, stored, first_step | made_jump)
         fs, ks = [f0], [terms.prod(f0, control)]
         for a_row, c in zip(tableau.a_lower, tableau.c):
-            f = terms.vf(t0 + float(c) * (t1 - t0), _combine(y0, a_row, ks), args)
+            y_stage = _combine(y0, a_row, ks)
+            f = terms.vf(t0 + float(c) * (t1 - t0), y_stage, args)
             fs.append(f)
             ks.append(terms.prod(f, control))
-        # SSAL: the last stage was evaluated at y1, which is its stage value.
-        y1 = _combine(y0, tableau.a_lower[-1], ks[:-1])
+        y1 = y_stage  # SSAL: the last stage is evaluated at y1
         y_error = _combine(jax.tree_util.tree_map(jnp.zeros_like, y0), tableau.b_error, ks)
         dense_info = dict(y0=y0, y1=y1, k=jax.tree_util.tree_map(lambda *leaves: jnp.stack(leaves), *ks))
         return y1, y_error, dense_info, (jnp.array(False), fs[-1]), diffrax.RESULTS.successful

@@ -58,7 +58,7 @@ def infer(
       `dense_mass=True` adapts a full mass matrix: fewer leapfrog steps per draw
       when parameters are correlated (as rates of an ODE often are).
       `init_strategy`: `"map"` starts the chains at jittered copies of the best of
-      16 BFGS optima of the log density from random starts (see
+      16 L-BFGS-B optima of the log density from random starts (see
       `sciax.prob.map_initial_params`: no long warmup transient, which on ODE
       posteriors can leave a chain with a tiny step size); or any numpyro
       strategy (`init_to_uniform`: dispersed starts, for multimodal posteriors;

@@ -9,10 +9,11 @@ eager initialisation took ~17 s before the ~15 s compilation of the sampler.
 
 Here NumPyro's own NUTS kernels (`numpyro.infer.hmc.hmc`: the same tree
 building, dual-averaging step size and windowed mass-matrix adaptation as
-`MCMC(NUTS(...))`) run inside a single `jax.jit`: `vmap` over chains of
-(init, then `lax.scan` over warmup + samples), and the draws are mapped to the
-constrained space (with deterministic sites) in the same program. Chains start
-at given unconstrained points (`sciax.prob.map_initial_params`).
+`MCMC(NUTS(...))`) run inside a single `jax.jit`: the kernel's init vmapped
+over chains, then a `lax.scan` over warmup + samples of the sample kernel vmapped
+over chains, and the draws are mapped to the constrained space (with
+deterministic sites) in the same program. Chains start at given unconstrained
+points (`sciax.prob.map_initial_params`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def lower_nuts_program(
     dense_mass: bool | list,
     target_accept_prob: float,
     max_tree_depth: int,
-) -> Callable:
+) -> jax.stages.Lowered:
     """Trace and lower the program for `num_chains` chains; `.compile()` it, then call it with `run_nuts_program`.
 
     `template` holds one chain's unconstrained latent values (shapes and dtypes only

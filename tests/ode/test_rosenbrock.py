@@ -204,6 +204,28 @@ def test_persistent_failure_names_time_and_step_size():
     assert not bool(sol.success)
 
 
+def test_persistent_failure_of_one_vmapped_member_is_reported():
+    # The report runs only when some member failed; it names the failing member's time.
+    model = sciax.ode.ODE(lambda t, y, p: jnp.where(t < p, -(y**2), jnp.nan))  # y = 1 / (1 + t)
+    ts = jnp.array([0.0, 1.0])
+    solve = jax.vmap(lambda p: sciax.simulate(model, jnp.array([1.0]), ts, p, method=sciax.ode.Ros3P()).ys)
+    with pytest.raises(Exception, match=r"step size .* at t = 0\.5"):
+        jax.block_until_ready(solve(jnp.array([2.0, 0.5])))
+    np.testing.assert_allclose(np.asarray(solve(jnp.array([2.0, 3.0])))[:, -1, 0], 0.5, rtol=1e-5)
+
+
+def test_ros3p_error_estimate_is_blind_on_linear_autonomous_problems():
+    # The documented caveat: stage 2 repeats stage 1 when f is linear, so the pair agrees.
+    import diffrax
+
+    solver = sciax.ode.Ros3P().diffrax_solver(1e-6, 1e-6, True)
+    a = jnp.array([[-2.0, 1.0], [0.5, -3.0]])
+    for f, blind in ((lambda t, y, p: a @ y, True), (lambda t, y, p: a @ y - y**2, False)):
+        _, err, *_ = solver.step(diffrax.ODETerm(f), jnp.asarray(0.0), jnp.asarray(0.2), jnp.array([1.0, 0.5]),
+                                 None, jnp.asarray(1.0), False)
+        assert (float(jnp.max(jnp.abs(err))) < 1e-15) == blind
+
+
 def test_bad_options_name_the_argument():
     with pytest.raises(ValueError, match="jacobian"):
         sciax.ode.Rodas5P(jacobian="finite-differences")

@@ -6,7 +6,7 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
 - fixed step (`dt0=`): `Euler`, `Heun`, `RK4`;
 - stiff (implicit): `ImplicitEuler`, `Kvaerno3`, `Kvaerno4`, `Kvaerno5`;
 - stiff (linearly implicit Rosenbrock–Wanner, one Jacobian per step): `Rodas5P`,
-  `Rodas4`, `Ros3P`; dense or matrix-free (`lineax`) stage solves;
+  `Rodas4`, `Ros3P`, `Ros34PW2`; dense or matrix-free (`lineax`) stage solves;
 - automatic: `Auto()` picks `Tsit5` or `Rodas5P` from a stiffness estimate;
 - SDEs (`SDE(drift, diffusion, ...)`, `key=` option): `EulerMaruyama`,
   `StratonovichHeun`, `Milstein` (`ItoMilstein`, `StratonovichMilstein`), and for
@@ -36,7 +36,7 @@ from ._implicit import ImplicitEuler, Kvaerno3, Kvaerno4, Kvaerno5
 from ._auto import Auto
 from ._ensemble import ensemble_stats
 from ._ode import ODE
-from ._rosenbrock_methods import AbstractRosenbrock, Rodas4, Rodas5P, Ros3P
+from ._rosenbrock_methods import AbstractRosenbrock, Rodas4, Rodas5P, Ros3P, Ros34PW2
 from ._sde import SDE
 from ._sde_methods import (
     SRA1,
@@ -69,6 +69,7 @@ __all__ = [
     "Rodas5P",
     "Rodas4",
     "Ros3P",
+    "Ros34PW2",
     "AbstractSDEMethod",
     "EulerMaruyama",
     "StratonovichHeun",

@@ -1,4 +1,4 @@
-"""Rosenbrock–Wanner stiff methods `Rodas5P`, `Rodas4`, `Ros3P`: thin modules over
+"""Rosenbrock–Wanner stiff methods `Rodas5P`, `Rodas4`, `Ros3P`, `Ros34PW2`: thin modules over
 the generic solver in `_rosenbrock.py`.
 
 They suit stiff problems of small to moderate size (chemical kinetics, circuits,
@@ -22,7 +22,7 @@ import numpy as np
 from .._solution import Solution
 from ._diffrax_method import AbstractDiffraxMethod
 from ._rosenbrock import ITERATIVE_SOLVERS, RosenbrockSolver, persistent_failure_step
-from ._rosenbrock_tableaus import RODAS4, RODAS5P, ROS3P, RosenbrockTableau
+from ._rosenbrock_tableaus import RODAS4, RODAS5P, ROS3P, ROS34PW2, RosenbrockTableau
 
 _JACOBIANS = ("auto", "jacfwd", "jvp")
 
@@ -156,10 +156,22 @@ class Ros3P(AbstractRosenbrock):
     (`y' = Ay`), and the embedded weights differ only on those two stages, so
     the error estimate is exactly zero there and adaptive steps grow unchecked
     (3 % error on `y' = -y` over [0, 1] at rtol 1e-6). For linear constant-
-    coefficient systems use fixed steps (`adaptive=False, dt0=`) or `Rodas4`/`Rodas5P`."""
+    coefficient systems use `Ros34PW2`, fixed steps (`adaptive=False, dt0=`) or `Rodas4`."""
 
     tableau: ClassVar[RosenbrockTableau] = ROS3P
     rhs_evals_per_step: ClassVar[int] = 4  # 3 stages + the Hermite end point
 
 
-__all__ = ["AbstractRosenbrock", "Rodas5P", "Rodas4", "Ros3P"]
+class Ros34PW2(AbstractRosenbrock):
+    """ROS34PW2 (Rang & Angermann 2005): order 3(2), 4 stages, L-stable, stiffly
+    accurate, and a W-method: it keeps order 3 when the Jacobian is only approximate
+    (e.g. a user's `jacobian=` that drops weak couplings). Free of order reduction on
+    parabolic PDEs, and its error estimate works on linear problems, where `Ros3P`'s
+    does not: the low-order choice for the method of lines. Dense output is a cubic
+    Hermite interpolant (one extra evaluation per step)."""
+
+    tableau: ClassVar[RosenbrockTableau] = ROS34PW2
+    rhs_evals_per_step: ClassVar[int] = 5  # 4 stages + the Hermite end point
+
+
+__all__ = ["AbstractRosenbrock", "Rodas5P", "Rodas4", "Ros3P", "Ros34PW2"]

@@ -1,6 +1,6 @@
-"""Coefficients of the Rosenbrock–Wanner methods `Rodas5P`, `Rodas4` and `Ros3P`.
+"""Coefficients of the Rosenbrock–Wanner methods `Rodas5P`, `Rodas4`, `Ros3P` and `Ros34PW2`.
 
-All three are written in the transformed form of Hairer & Wanner (Solving ODEs II,
+All are written in the transformed form of Hairer & Wanner (Solving ODEs II,
 2nd ed., §IV.7, eq. 7.25), which needs no matrix–vector product with the Jacobian:
 
     (I/(h γ) - J) k_i = f(t0 + c_i h, y0 + Σ_j a_ij k_j) + Σ_j (C_ij / h) k_j + h d_i ∂f/∂t
@@ -197,3 +197,55 @@ def _ros3p() -> RosenbrockTableau:
 
 
 ROS3P = _ros3p()
+
+
+def _from_original(name, order, alpha, gamma_mat, b, b_hat) -> RosenbrockTableau:
+    """The transformed form of a method published in the original form of Hairer & Wanner
+    (§IV.7, eq. 7.4: strictly lower `α`, lower `Γ` with `γ` on the diagonal, weights `b`, `b̂`).
+
+    Transformation (eq. 7.25 ff.): `A = α Γ⁻¹`, `C = diag(1/γ) - Γ⁻¹`, `m = b Γ⁻¹`,
+    `c_i = Σ_j α_ij`, `d_i = Σ_j Γ_ij`.
+    """
+    alpha, gamma_mat = np.asarray(alpha, dtype=float), np.asarray(gamma_mat, dtype=float)
+    gamma = float(gamma_mat[0, 0])
+    inverse = np.linalg.inv(gamma_mat)
+    rows = lambda m: tuple(tuple(float(x) for x in row) for row in m)  # noqa: E731
+    m, m_hat = np.asarray(b) @ inverse, np.asarray(b_hat) @ inverse
+    return RosenbrockTableau(
+        name=name,
+        order=order,
+        gamma=gamma,
+        a=rows(np.tril(alpha @ inverse, -1)),
+        c_mat=rows(np.tril(np.eye(len(b)) / gamma - inverse, -1)),
+        c=tuple(float(x) for x in alpha.sum(axis=1)),
+        d=tuple(float(x) for x in gamma_mat.sum(axis=1)),
+        b=tuple(float(x) for x in m),
+        b_error=tuple(float(x) for x in m - m_hat),
+    )
+
+
+def _ros34pw2() -> RosenbrockTableau:
+    """ROS34PW2: J. Rang & L. Angermann, "New Rosenbrock W-methods of order 3 for partial
+    differential algebraic equations of index 1", BIT 45 (2005) 761–787, Table 4.
+    Order 3(2), 4 stages, stiffly accurate, L-stable; a W-method (order 3 with any
+    approximation of the Jacobian); free of order reduction on parabolic problems.
+    """
+    g = 0.435866521508459
+    alpha = [
+        [0.0, 0.0, 0.0, 0.0],
+        [0.87173304301691801, 0.0, 0.0, 0.0],
+        [0.84457060015369423, -0.11299064236484185, 0.0, 0.0],
+        [0.0, 0.0, 1.0, 0.0],
+    ]
+    gamma_mat = [
+        [g, 0.0, 0.0, 0.0],
+        [-0.87173304301691801, g, 0.0, 0.0],
+        [-0.90338057013044082, 0.054180672388095326, g, 0.0],
+        [0.24212380706095346, -1.2232505839045147, 0.54526025533510214, g],
+    ]
+    b = [0.24212380706095346, -1.2232505839045147, 1.5452602553351020, g]
+    b_hat = [0.37810903145819369, -0.096042292212423178, 0.5, 0.2179332607542295]
+    return _from_original("Ros34PW2", 3, alpha, gamma_mat, b, b_hat)
+
+
+ROS34PW2 = _ros34pw2()

@@ -165,9 +165,9 @@ class Ros3P(AbstractRosenbrock):
 class Ros34PW2(AbstractRosenbrock):
     """ROS34PW2 (Rang & Angermann 2005): order 3(2), 4 stages, L-stable, stiffly
     accurate, and a W-method: it keeps order 3 when the Jacobian is only approximate
-    (e.g. a user's `jacobian=` that drops weak couplings). Free of order reduction on
-    parabolic PDEs, and its error estimate works on linear problems, where `Ros3P`'s
-    does not: the low-order choice for the method of lines. Dense output is a cubic
+    (e.g. a user's `jacobian=` that drops weak couplings). Designed for parabolic
+    PDEs, and its error estimate works on linear problems, where `Ros3P`'s does
+    not: the low-order choice for the method of lines. Dense output is a cubic
     Hermite interpolant (one extra evaluation per step)."""
 
     tableau: ClassVar[RosenbrockTableau] = ROS34PW2

@@ -226,9 +226,10 @@ def _from_original(name, order, alpha, gamma_mat, b, b_hat) -> RosenbrockTableau
 
 def _ros34pw2() -> RosenbrockTableau:
     """ROS34PW2: J. Rang & L. Angermann, "New Rosenbrock W-methods of order 3 for partial
-    differential algebraic equations of index 1", BIT 45 (2005) 761–787, Table 4.
-    Order 3(2), 4 stages, stiffly accurate, L-stable; a W-method (order 3 with any
-    approximation of the Jacobian); free of order reduction on parabolic problems.
+    differential algebraic equations of index 1", BIT 45 (2005) 761–787 (coefficients
+    in the original α, Γ, b, b̂ form). Order 3(2), 4 stages, stiffly accurate
+    (b is the last row of α + Γ), L-stable; a W-method (order 3 with any
+    approximation of the Jacobian), designed for parabolic PDEs and index-1 PDAEs.
     """
     g = 0.435866521508459
     alpha = [

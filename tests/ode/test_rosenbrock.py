@@ -152,7 +152,7 @@ def test_matrix_free_large_system_never_forms_the_jacobian():
     n = 10_000
     model, u0 = _heat(n)
     d = 1e-5  # stiff (hγ·4D/dx² up to ~1e3) yet GMRES converges without a preconditioner
-    method = sciax.ode.Ros3P(linear_solver=lx.GMRES(rtol=1e-10, atol=1e-12, restart=30, max_steps=300))
+    method = sciax.ode.Ros34PW2(linear_solver=lx.GMRES(rtol=1e-10, atol=1e-12, restart=30, max_steps=300))
     ts = jnp.array([0.0, 1.0])
 
     def run(u0):

@@ -71,33 +71,26 @@ def _radau_reference(name):
 
 
 @pytest.mark.parametrize(
-    "name, method, atol, rtol_check",
+    "name, method, rtol, atol, rtol_check, max_steps",
     [
-        ("hires", "Rodas5P", 1e-10, 1e-5),
-        ("hires", "Rodas4", 1e-10, 1e-5),
-        ("rober", "Rodas5P", 1e-14, 1e-5),
-        ("pollu", "Rodas5P", 1e-10, 1e-5),
+        ("hires", "Rodas5P", 1e-8, 1e-10, 1e-5, 1000),
+        ("hires", "Rodas4", 1e-8, 1e-10, 1e-5, 1000),
+        ("rober", "Rodas5P", 1e-8, 1e-14, 1e-5, 1000),
+        ("pollu", "Rodas5P", 1e-8, 1e-10, 1e-5, 1000),
+        # A third-order method at a tolerance that suits it.
+        ("rober", "Ros34PW2", 1e-6, 1e-12, 1e-4, 2000),
     ],
 )
-def test_stiff_test_set(name, method, atol, rtol_check):
+def test_stiff_test_set(name, method, rtol, atol, rtol_check, max_steps):
     model, y0, t1, p = sciax.ode.stiff_problem(name)
-    sol = sciax.simulate(model, y0, jnp.array([0.0, t1]), p, method=getattr(sciax.ode, method)(), rtol=1e-8,
+    sol = sciax.simulate(model, y0, jnp.array([0.0, t1]), p, method=getattr(sciax.ode, method)(), rtol=rtol,
                          atol=atol, max_steps=10_000)
     ref = HIRES_REFERENCE if name == "hires" else _radau_reference(name)
     got = np.asarray(sol.ys[-1])
     # Relative error on components above the absolute-tolerance floor.
     big = np.abs(ref) > 1e-9
     np.testing.assert_allclose(got[big], ref[big], rtol=rtol_check)
-    assert int(sol.stats["num_steps"]) < 1000
-
-
-def test_ros34pw2_on_rober_at_a_low_order_tolerance():
-    model, y0, t1, p = sciax.ode.stiff_problem("rober")
-    sol = sciax.simulate(model, y0, jnp.array([0.0, t1]), p, method=sciax.ode.Ros34PW2(), rtol=1e-6, atol=1e-12)
-    ref = _radau_reference("rober")
-    big = np.abs(ref) > 1e-9
-    np.testing.assert_allclose(np.asarray(sol.ys[-1])[big], ref[big], rtol=1e-4)
-    assert int(sol.stats["num_steps"]) < 2000
+    assert int(sol.stats["num_steps"]) < max_steps
 
 
 def test_hires_reference_agrees_with_scipy():

@@ -209,18 +209,17 @@ def _from_original(name, order, alpha, gamma_mat, b, b_hat) -> RosenbrockTableau
     alpha, gamma_mat = np.asarray(alpha, dtype=float), np.asarray(gamma_mat, dtype=float)
     gamma = float(gamma_mat[0, 0])
     inverse = np.linalg.inv(gamma_mat)
-    rows = lambda m: tuple(tuple(float(x) for x in row) for row in m)  # noqa: E731
     m, m_hat = np.asarray(b) @ inverse, np.asarray(b_hat) @ inverse
     return RosenbrockTableau(
         name=name,
         order=order,
         gamma=gamma,
-        a=rows(np.tril(alpha @ inverse, -1)),
-        c_mat=rows(np.tril(np.eye(len(b)) / gamma - inverse, -1)),
-        c=tuple(float(x) for x in alpha.sum(axis=1)),
-        d=tuple(float(x) for x in gamma_mat.sum(axis=1)),
-        b=tuple(float(x) for x in m),
-        b_error=tuple(float(x) for x in m - m_hat),
+        a=_square(np.tril(alpha @ inverse, -1).tolist(), len(b)),
+        c_mat=_square(np.tril(np.eye(len(b)) / gamma - inverse, -1).tolist(), len(b)),
+        c=tuple(alpha.sum(axis=1).tolist()),
+        d=tuple(gamma_mat.sum(axis=1).tolist()),
+        b=tuple(m.tolist()),
+        b_error=tuple((m - m_hat).tolist()),
     )
 
 

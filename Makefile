@@ -1,6 +1,8 @@
 # The two commands of the README. Needs only Python 3.11+, pip and make.
+# PYTHON and VENV select the interpreter and its environment; .ci/run's second
+# leg runs `make test PYTHON=python3.13 VENV=.venv-latest` (newest releases).
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 
 .PHONY: demo test bench clean
@@ -25,10 +27,13 @@ demo: $(VENV)/.installed
 # Two workers (CI has 2 cores); whole files per worker so module-level compiled
 # functions are shared by the tests that use them.
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python --version
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/ode_ensemble.py
 
 clean:
-	rm -rf $(VENV) sciax-demo
+	rm -rf .venv .venv-latest sciax-demo

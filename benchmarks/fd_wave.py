@@ -17,8 +17,11 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
 parser.add_argument("--float64", action="store_true")
 parser.add_argument("--reference-only", action="store_true", help="stop after the reference problem")
-parser.add_argument("--no-thp-rerun", action="store_true",
-                    help="do not rerun the reference problem with glibc's huge-page malloc tunable")
+parser.add_argument(
+    "--no-thp-rerun",
+    action="store_true",
+    help="do not rerun the reference problem with glibc's huge-page malloc tunable",
+)
 args = parser.parse_args()
 jax.config.update("jax_enable_x64", args.float64)
 
@@ -64,9 +67,11 @@ c = (1500 + 500 * rng.random((N, N))).astype(DT)
 rho = (1000 + 800 * rng.random((N, N))).astype(DT)
 src = (N // 2, N // 2)
 
+
 # --- plain NumPy loop of the reference scheme, every wavefield kept (timed below, interleaved with the JAX runs)
 def run_numpy():
     return reference_wave(c, rho, H, H, DTIME, STEPS, F0, src, keep=True)
+
 
 # --- sciax
 grid = sciax.pde.Grid((N, N), (N * H, N * H))
@@ -186,8 +191,14 @@ tsf = np.arange(SF + 1) * DTIME
 
 
 def misfit(c):
-    sol = sciax.simulate(mf, yf, tsf, {"c": c, "source": jnp.asarray((22, NF // 2))},
-                         method=sciax.pde.Leapfrog(DTIME, checkpoint=64), save="seismogram")
+    sol = sciax.simulate(
+        mf,
+        yf,
+        tsf,
+        {"c": c, "source": jnp.asarray((22, NF // 2))},
+        method=sciax.pde.Leapfrog(DTIME, checkpoint=64),
+        save="seismogram",
+    )
     return jnp.mean(sol.ys["seismogram"] ** 2)
 
 

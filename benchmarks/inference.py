@@ -30,7 +30,6 @@ import time  # noqa: E402
 import warnings  # noqa: E402
 
 import arviz as az  # noqa: E402
-import diffrax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 import numpyro  # noqa: E402
@@ -92,15 +91,29 @@ def _nuts_run(side: str, draws: int, seed: int):
     start = time.perf_counter()
     if side == "sciax":
         result = sciax.prob.infer(
-            sciax_lv_model(), obs, num_warmup=draws, num_samples=draws, num_chains=4, chain_method="vectorized",
-            dense_mass=True, seed=seed, log_likelihood=False, posterior_predictive=False,
+            sciax_lv_model(),
+            obs,
+            num_warmup=draws,
+            num_samples=draws,
+            num_chains=4,
+            chain_method="vectorized",
+            dense_mass=True,
+            seed=seed,
+            log_likelihood=False,
+            posterior_predictive=False,
         )
         seconds = time.perf_counter() - start
         chains = [result.posterior[n].values for n in RATES]
         steps = float(result.sample_stats["n_steps"].mean())
     else:
-        mcmc = MCMC(NUTS(odeint_lv_model, dense_mass=True), num_warmup=draws, num_samples=draws, num_chains=4,
-                    chain_method="vectorized", progress_bar=False)
+        mcmc = MCMC(
+            NUTS(odeint_lv_model, dense_mass=True),
+            num_warmup=draws,
+            num_samples=draws,
+            num_chains=4,
+            chain_method="vectorized",
+            progress_bar=False,
+        )
         mcmc.run(jax.random.PRNGKey(seed), y=jnp.asarray(obs))
         theta = np.asarray(mcmc.get_samples(group_by_chain=True)["theta"])
         seconds = time.perf_counter() - start
@@ -139,13 +152,21 @@ def bench_nuts(draws: int, side_timeout: float):
     rates = {}
     for side in ("sciax", "odeint"):
         try:
-            out = subprocess.run([sys.executable, "-u", __file__, "--nuts-side", side, "--draws", str(draws)],
-                                 capture_output=True, text=True, check=True, timeout=side_timeout).stdout
+            out = subprocess.run(
+                [sys.executable, "-u", __file__, "--nuts-side", side, "--draws", str(draws)],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=side_timeout,
+            ).stdout
         except subprocess.TimeoutExpired as stopped:
             out = stopped.stdout.decode() if isinstance(stopped.stdout, bytes) else (stopped.stdout or "")
         print(out, end="")
-        rates[side] = {line.split(":")[0].split("_")[-4]: float(line.split(":")[1])
-                       for line in out.splitlines() if "_ess_per_second:" in line}
+        rates[side] = {
+            line.split(":")[0].split("_")[-4]: float(line.split(":")[1])
+            for line in out.splitlines()
+            if "_ess_per_second:" in line
+        }
         for phase in ("cold", "warm"):
             if phase not in rates[side]:
                 print(f"# {side} {phase} run did not finish within {side_timeout:.0f} s (whole side)")
@@ -176,12 +197,14 @@ def _seir(t, y, p):
     s, e, i, r = y[0], y[1], y[2], y[3]
     beta_t = p["beta"] * (1 + p["kappa"] * jnp.cos(2 * jnp.pi * t / 365.0))
     infection = beta_t * s * i
-    return jnp.stack([
-        p["mu"] - infection + p["omega"] * r - (p["nu"] + p["mu"]) * s,
-        infection - (p["sigma"] + p["mu"]) * e,
-        p["sigma"] * e - (p["gamma"] + p["alpha"] + p["mu"]) * i,
-        p["gamma"] * i + p["nu"] * s - (p["omega"] + p["mu"]) * r,
-    ])
+    return jnp.stack(
+        [
+            p["mu"] - infection + p["omega"] * r - (p["nu"] + p["mu"]) * s,
+            infection - (p["sigma"] + p["mu"]) * e,
+            p["sigma"] * e - (p["gamma"] + p["alpha"] + p["mu"]) * i,
+            p["gamma"] * i + p["nu"] * s - (p["omega"] + p["mu"]) * r,
+        ]
+    )
 
 
 SEIR = sciax.ode.ODE(_seir, names=("S", "E", "I", "R"))
@@ -198,7 +221,9 @@ def seir_infected_scipy(row, names):
     p = dict(zip(names, row))
     y0 = [1.0 - p["e0"] - p["i0"], p["e0"], p["i0"], 0.0]
 
-    sol = solve_ivp(lambda t, y: _seir_np(t, y, p), (0.0, SEIR_T1), y0, method="RK45", rtol=1e-6, atol=1e-9, t_eval=[SEIR_T1])
+    sol = solve_ivp(
+        lambda t, y: _seir_np(t, y, p), (0.0, SEIR_T1), y0, method="RK45", rtol=1e-6, atol=1e-9, t_eval=[SEIR_T1]
+    )
     return sol.y[2, -1]
 
 

@@ -162,8 +162,10 @@ def main():
     quick = parser.parse_args().quick
     n_subset, repeats = (50, 5) if quick else (200, 21)
     print("# sciax ODE benchmark: Lotka-Volterra, Tsit5 (sciax/diffrax) vs RK45 (scipy), rtol=atol=1e-6, float64")
-    print(f"# jax {jax.__version__}, diffrax {diffrax.__version__}, scipy {scipy.__version__}, "
-          f"backend {jax.default_backend()}, quick={quick}")
+    print(
+        f"# jax {jax.__version__}, diffrax {diffrax.__version__}, scipy {scipy.__version__}, "
+        f"backend {jax.default_backend()}, quick={quick}"
+    )
     bench_first_call()
     y0s, ps = ensemble_inputs(N_ENSEMBLE)
     y0s, ps = jnp.asarray(y0s), {k: jnp.asarray(v) for k, v in ps.items()}

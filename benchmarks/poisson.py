@@ -19,6 +19,7 @@ import jax
 FLOAT32 = "--float32" in sys.argv
 jax.config.update("jax_enable_x64", not FLOAT32)
 
+import functools  # noqa: E402
 import time  # noqa: E402
 
 import equinox as eqx  # noqa: E402
@@ -70,8 +71,9 @@ def plain_cg(op, b):
 
 def main():
     sizes = (128, 256) if "--quick" in sys.argv else (512, 1024)
-    print(f"# 2-D Dirichlet Poisson, 5-point, rtol {RTOL}, {'float32' if FLOAT32 else 'float64'}, "
-          f"devices {jax.devices()}")
+    print(
+        f"# 2-D Dirichlet Poisson, 5-point, rtol {RTOL}, {'float32' if FLOAT32 else 'float64'}, devices {jax.devices()}"
+    )
     try:
         import pyamg
     except ImportError:
@@ -83,7 +85,7 @@ def main():
         b = jnp.asarray(np.random.default_rng(0).standard_normal(grid.shape), op.dtype)
         results = {}
         for name, fn in (("sciax_mgpcg", mgpcg), ("sciax_dst", dst), ("lineax_cg", plain_cg)):
-            t, (x, steps, res) = best(lambda fn=fn: fn(op, b))
+            t, (x, steps, res) = best(functools.partial(fn, op, b))
             results[name] = t
             print(f"poisson{n}_{name}_s: {t:.4g}")
             print(f"poisson{n}_{name}_iterations: {int(steps)}")
@@ -92,7 +94,7 @@ def main():
         idx = np.asarray(bcoo.indices)
         a = sp.csc_matrix((np.asarray(bcoo.data), (idx[:, 0], idx[:, 1])), shape=bcoo.shape)
         bn = np.asarray(b, np.float64).reshape(-1)
-        t, x = best(lambda: spla.spsolve(a, bn), repeats=1)
+        t, x = best(functools.partial(spla.spsolve, a, bn), repeats=1)
         results["scipy_spsolve"] = t
         print(f"poisson{n}_scipy_spsolve_s: {t:.4g}")
         print(f"poisson{n}_scipy_spsolve_residual: {np.linalg.norm(bn - a @ x) / np.linalg.norm(bn):.3g}")
@@ -102,7 +104,7 @@ def main():
             ml = pyamg.ruge_stuben_solver(csr)
             t_setup = time.perf_counter() - t_setup
             res_hist = []
-            t, x = best(lambda: ml.solve(-bn, tol=RTOL, residuals=res_hist), repeats=1)
+            t, x = best(functools.partial(ml.solve, -bn, tol=RTOL, residuals=res_hist), repeats=1)
             results["pyamg"] = t
             print(f"poisson{n}_pyamg_setup_s: {t_setup:.4g}")
             print(f"poisson{n}_pyamg_solve_s: {t:.4g}")

@@ -63,8 +63,14 @@ def wave_halo_every():
     base = None
     for k in (1, 4, 8):
         m = parallel.shard(model, mesh, halo_every=k)
-        t = best_time(jax.jit(lambda y, m=m: sciax.simulate(m, y, ts, {"c": jnp.asarray(1.0, dtype)},
-                                                           method=pde.Leapfrog(0.1), save="p").ys), y0)
+        t = best_time(
+            jax.jit(
+                lambda y, m=m: (
+                    sciax.simulate(m, y, ts, {"c": jnp.asarray(1.0, dtype)}, method=pde.Leapfrog(0.1), save="p").ys
+                )
+            ),
+            y0,
+        )
         base = base or t
         print(f"wave2048x512_{n}dev_halo_every{k}_seconds: {t:.4f}")
         if k > 1:
@@ -104,8 +110,18 @@ def main():
     y0 = {"p": jax.ShapeDtypeStruct(grid.shape, jnp.float32), "v": jax.ShapeDtypeStruct(grid.shape, jnp.float32)}
     ts = np.asarray([0.0, 4e-5], np.float32)
     mem = {}
-    for label, m in (("1dev", model), (f"{min(8, len(jax.devices()))}dev", parallel.shard(model, parallel.make_mesh("slab", devices=jax.devices()[:8])))):
-        run = jax.jit(lambda y, m=m: sciax.simulate(m, y, ts, {"c": jnp.asarray(1.0, jnp.float32)}, method=pde.Leapfrog(1e-5), save="p").ys)
+    for label, m in (
+        ("1dev", model),
+        (
+            f"{min(8, len(jax.devices()))}dev",
+            parallel.shard(model, parallel.make_mesh("slab", devices=jax.devices()[:8])),
+        ),
+    ):
+        run = jax.jit(
+            lambda y, m=m: (
+                sciax.simulate(m, y, ts, {"c": jnp.asarray(1.0, jnp.float32)}, method=pde.Leapfrog(1e-5), save="p").ys
+            )
+        )
         stats = run.lower(y0).compile().memory_analysis()
         total = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
         # memory_analysis reports one device's program: per device for the sharded one.

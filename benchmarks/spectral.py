@@ -86,8 +86,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    print(f"# jax {jax.__version__}, exponax {ex.__version__}, backend {jax.default_backend()}, "
-          f"{'float32' if FLOAT32 else 'float64'}")
+    print(
+        f"# jax {jax.__version__}, exponax {ex.__version__}, backend {jax.default_backend()}, "
+        f"{'float32' if FLOAT32 else 'float64'}"
+    )
 
     # --- Kuramoto–Sivashinsky 1-D
     n, length, dt, steps = 256, 32 * np.pi, 0.01, 2000 // scale
@@ -97,18 +99,30 @@ def main():
     model, ts = spectral.kuramoto_sivashinsky(grid), jnp.array([0.0, steps * dt])
     method = pde.ETDRK4(dt=dt, contour_points=16)
     sciax_ks = jax.jit(lambda u: sciax.simulate(model, u, ts, None, method=method).ys[-1])
-    stepper = ex.stepper.KuramotoSivashinskyConservative(1, length, n, dt, order=4, dealiasing_fraction=exponax_fraction(n))
+    stepper = ex.stepper.KuramotoSivashinskyConservative(
+        1, length, n, dt, order=4, dealiasing_fraction=exponax_fraction(n)
+    )
     repeat_ks = jax.jit(ex.repeat(stepper, steps))
     loop_ks = jax.jit(fourier_loop(stepper, steps))
-    report("ks1d_single", (sciax_ks, u0), {"repeat": (repeat_ks, u0[None]), "fourier": (loop_ks, u0[None])},
-           repeats=args.repeats)
+    report(
+        "ks1d_single",
+        (sciax_ks, u0),
+        {"repeat": (repeat_ks, u0[None]), "fourier": (loop_ks, u0[None])},
+        repeats=args.repeats,
+    )
 
     members = 64
     noise = 0.01 * np.random.default_rng(0).standard_normal((members, n))
     u0s = jnp.asarray(np.asarray(u0) + noise - noise.mean(axis=1, keepdims=True))
-    report("ks1d_ensemble64", (jax.jit(jax.vmap(sciax_ks)), u0s),
-           {"repeat": (jax.jit(jax.vmap(ex.repeat(stepper, steps))), u0s[:, None]),
-            "fourier": (jax.jit(jax.vmap(fourier_loop(stepper, steps))), u0s[:, None])}, repeats=args.repeats)
+    report(
+        "ks1d_ensemble64",
+        (jax.jit(jax.vmap(sciax_ks)), u0s),
+        {
+            "repeat": (jax.jit(jax.vmap(ex.repeat(stepper, steps))), u0s[:, None]),
+            "fourier": (jax.jit(jax.vmap(fourier_loop(stepper, steps))), u0s[:, None]),
+        },
+        repeats=args.repeats,
+    )
 
     # --- 2-D Navier–Stokes, Kolmogorov flow with drag
     n, dt, steps = 256, 5e-3, 1000 // scale
@@ -116,18 +130,40 @@ def main():
     grid = pde.Grid((n, n), 2 * np.pi)
     xx, yy = grid.meshgrid()
     rng = np.random.default_rng(1)
-    w0 = sum(rng.standard_normal() * np.cos(a * xx + b * yy + rng.uniform(0, 2 * np.pi))
-             for a in range(-4, 5) for b in range(0, 5))
+    w0 = sum(
+        rng.standard_normal() * np.cos(a * xx + b * yy + rng.uniform(0, 2 * np.pi))
+        for a in range(-4, 5)
+        for b in range(0, 5)
+    )
     w0 = jnp.asarray(w0 / np.abs(w0).max() * 5.0)
     model, ts = spectral.navier_stokes_2d(grid, forcing_mode=mode), jnp.array([0.0, steps * dt])
     params = {"nu": nu, "drag": mu, "forcing": amp}
-    sciax_ns = jax.jit(lambda w: sciax.simulate(model, w, ts, params, method=method.__class__(dt=dt, contour_points=16)).ys[-1])
+    sciax_ns = jax.jit(
+        lambda w: sciax.simulate(model, w, ts, params, method=method.__class__(dt=dt, contour_points=16)).ys[-1]
+    )
     # exponax's vorticity is -omega in sciax's convention (see tests/pde/test_spectral_exponax.py)
-    stepper = ex.stepper.KolmogorovFlowVorticity(2, 2 * np.pi, n, dt, diffusivity=nu, drag=-mu, injection_mode=mode,
-                                                 injection_scale=amp, order=4, dealiasing_fraction=exponax_fraction(n))
-    report("ns2d_256", (sciax_ns, w0),
-           {"repeat": (jax.jit(ex.repeat(stepper, steps)), -w0[None]), "fourier": (jax.jit(fourier_loop(stepper, steps)), -w0[None])},
-           sign=-1.0, repeats=args.repeats)
+    stepper = ex.stepper.KolmogorovFlowVorticity(
+        2,
+        2 * np.pi,
+        n,
+        dt,
+        diffusivity=nu,
+        drag=-mu,
+        injection_mode=mode,
+        injection_scale=amp,
+        order=4,
+        dealiasing_fraction=exponax_fraction(n),
+    )
+    report(
+        "ns2d_256",
+        (sciax_ns, w0),
+        {
+            "repeat": (jax.jit(ex.repeat(stepper, steps)), -w0[None]),
+            "fourier": (jax.jit(fourier_loop(stepper, steps)), -w0[None]),
+        },
+        sign=-1.0,
+        repeats=args.repeats,
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import jax
 jax.config.update("jax_enable_x64", True)
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
@@ -84,8 +85,15 @@ def diffrax_kvaerno5(name):
     @jax.jit
     def solve(y0, p):
         sol = diffrax.diffeqsolve(
-            diffrax.ODETerm(model.rhs), diffrax.Kvaerno5(), 0.0, t1, None, y0, args=p,
-            stepsize_controller=diffrax.PIDController(rtol=RTOL, atol=ATOL[name]), max_steps=200_000,
+            diffrax.ODETerm(model.rhs),
+            diffrax.Kvaerno5(),
+            0.0,
+            t1,
+            None,
+            y0,
+            args=p,
+            stepsize_controller=diffrax.PIDController(rtol=RTOL, atol=ATOL[name]),
+            max_steps=200_000,
         )
         return sol.ys[-1], sol.stats
 
@@ -96,10 +104,12 @@ def bench_problem(name, repeats):
     _, y0, t1, p = sciax.ode.stiff_problem(name)
     ref = None
     results = {}
-    for label, solve in (("sciax_rodas5p", sciax_solver(name, sciax.ode.Rodas5P())),
-                         ("diffrax_kvaerno5", diffrax_kvaerno5(name))):
+    for label, solve in (
+        ("sciax_rodas5p", sciax_solver(name, sciax.ode.Rodas5P())),
+        ("diffrax_kvaerno5", diffrax_kvaerno5(name)),
+    ):
         y, stats = jax.block_until_ready(solve(y0, p))  # compiles
-        results[label] = median_time(lambda: solve(y0, p), repeats)
+        results[label] = median_time(functools.partial(solve, y0, p), repeats)
         emit(f"{name}_{label}_time_ms", results[label] * 1e3)
         emit(f"{name}_{label}_steps", int(stats["num_steps"]), "d")
         if "num_rhs_evals" in stats:
@@ -108,16 +118,20 @@ def bench_problem(name, repeats):
         if label == "sciax_rodas5p":
             ref = np.asarray(y)
     for method in SCIPY_METHODS:
-        run = lambda: solve_ivp(SCIPY_RHS[name], (0.0, t1), np.asarray(y0), method=method, rtol=RTOL,  # noqa: E731
-                                atol=ATOL[name])
+        run = functools.partial(
+            solve_ivp, SCIPY_RHS[name], (0.0, t1), np.asarray(y0), method=method, rtol=RTOL, atol=ATOL[name]
+        )
         sol = run()
         results[method] = median_time(run, max(3, repeats // 4))
         emit(f"{name}_scipy_{method.lower()}_time_ms", results[method] * 1e3)
         emit(f"{name}_scipy_{method.lower()}_steps", len(sol.t) - 1, "d")
         emit(f"{name}_scipy_{method.lower()}_f_evals", sol.nfev, "d")
         big = np.abs(sol.y[:, -1]) > 1e-9
-        emit(f"{name}_scipy_{method.lower()}_max_rel_diff_vs_sciax",
-             float(np.max(np.abs(sol.y[big, -1] - ref[big]) / np.abs(sol.y[big, -1]))), ".2e")
+        emit(
+            f"{name}_scipy_{method.lower()}_max_rel_diff_vs_sciax",
+            float(np.max(np.abs(sol.y[big, -1] - ref[big]) / np.abs(sol.y[big, -1]))),
+            ".2e",
+        )
         if method == "Radau":
             radau_steps = len(sol.t) - 1
     _, stats = sciax_solver(name, sciax.ode.Rodas5P())(y0, p)
@@ -140,8 +154,18 @@ def bench_ensemble(n_scipy, repeats):
 
     def scipy_loop(method):
         start = time.perf_counter()
-        out = [solve_ivp(rober_np, (0.0, t1), np.asarray(y0), method=method, rtol=RTOL, atol=ATOL["rober"],
-                         args=(ks["k1"][i], ks["k2"][i], ks["k3"][i])).y[:, -1] for i in range(n_scipy)]
+        out = [
+            solve_ivp(
+                rober_np,
+                (0.0, t1),
+                np.asarray(y0),
+                method=method,
+                rtol=RTOL,
+                atol=ATOL["rober"],
+                args=(ks["k1"][i], ks["k2"][i], ks["k3"][i]),
+            ).y[:, -1]
+            for i in range(n_scipy)
+        ]
         return (time.perf_counter() - start) / n_scipy, np.array(out)
 
     per_method = {m: scipy_loop(m) for m in SCIPY_METHODS}
@@ -164,8 +188,10 @@ def main():
     quick = parser.parse_args().quick
     repeats, n_scipy = (5, 50) if quick else (21, 200)
     print(f"# sciax stiff benchmark: rtol={RTOL}, float64, quick={quick}")
-    print(f"# jax {jax.__version__}, diffrax {diffrax.__version__}, scipy {scipy.__version__}, "
-          f"backend {jax.default_backend()}")
+    print(
+        f"# jax {jax.__version__}, diffrax {diffrax.__version__}, scipy {scipy.__version__}, "
+        f"backend {jax.default_backend()}"
+    )
     for name in ("hires", "rober", "pollu"):
         bench_problem(name, repeats)
     bench_ensemble(n_scipy, max(3, repeats // 4))

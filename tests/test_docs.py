@@ -51,7 +51,11 @@ def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site")
     proc = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     return out
@@ -86,7 +90,8 @@ def test_api_page_renders_every_public_name(site, page):
     html = _html(site, page)
     skip = EXTERNAL.get(module_name, set())
     missing = [
-        name for name in module.__all__
+        name
+        for name in module.__all__
         if name not in skip
         and not isinstance(getattr(module, name), type(module))  # submodules have their own page
         and f'id="{module_name}.{name}"' not in html
@@ -126,7 +131,11 @@ def test_page_code_runs(page, tmp_path):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     proc = subprocess.run(
         [sys.executable, "-c", _RUNNER, str(DOCS / page)],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, f"code on {page} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     assert "ran " in proc.stdout

@@ -57,7 +57,7 @@ class Labels:
         units: Mapping[str, str] | None = None,
         long_names: Mapping[str, str] | None = None,
         time_units: str | None = None,
-    ) -> "Labels":
+    ) -> Labels:
         """Validate user-facing arguments and freeze them into a hashable `Labels`."""
         if names is not None:
             if isinstance(names, str) or not all(isinstance(n, str) for n in names):
@@ -69,9 +69,7 @@ class Labels:
             if isinstance(dims, str) or not all(isinstance(d, str) for d in dims):
                 raise TypeError(f"dims must be a sequence of strings, got {dims!r}")
             dims = tuple(dims)
-        frozen_coords = tuple(
-            (str(k), tuple(float(v) for v in values)) for k, values in (coords or {}).items()
-        )
+        frozen_coords = tuple((str(k), tuple(float(v) for v in values)) for k, values in (coords or {}).items())
         if time_units is not None and not isinstance(time_units, str):
             raise TypeError(f"time_units must be a string, got {time_units!r}")
         return cls(

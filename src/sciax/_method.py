@@ -24,10 +24,10 @@ class AbstractMethod(eqx.Module):
     @abc.abstractmethod
     def solve(
         self,
-        model: "AbstractModel",
+        model: AbstractModel,
         y0: PyTree[Array],
         ts: Real[Array, " T"],
         params: PyTree,
         **options: Any,
-    ) -> "Solution":
+    ) -> Solution:
         """Integrate `model` from `ts[0]` and return the state at every time in `ts`."""

@@ -33,7 +33,7 @@ class AbstractModel(eqx.Module):
         """The time derivative of `y`; same pytree structure, shapes and dtypes as `y`."""
 
     @abc.abstractmethod
-    def default_method(self) -> "AbstractMethod":
+    def default_method(self) -> AbstractMethod:
         """The method `sciax.simulate` uses when none is given."""
 
     def imex_split(self) -> tuple[Callable, Callable] | None:
@@ -44,7 +44,7 @@ class AbstractModel(eqx.Module):
         """Names, units and coordinates of the state, for `Solution.to_xarray`."""
         return Labels()
 
-    def integrate(self, method: "AbstractMethod", y0: PyTree[Array], ts: Array, params: PyTree, **options) -> "Solution":
+    def integrate(self, method: AbstractMethod, y0: PyTree[Array], ts: Array, params: PyTree, **options) -> Solution:
         """Run `method` on this model: `method.solve(self, y0, ts, params, **options)`.
 
         `sciax.simulate` calls this after validating its arguments. Models that

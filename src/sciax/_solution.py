@@ -61,7 +61,7 @@ class Solution(eqx.Module):
             )
         return self.interpolation.evaluate(t)
 
-    def with_labels(self, labels: Labels) -> "Solution":
+    def with_labels(self, labels: Labels) -> Solution:
         """A copy carrying `labels` (used by `simulate` to attach the model's labels)."""
         return dataclasses.replace(self, labels=labels)
 
@@ -152,4 +152,3 @@ def _named_leaves(ys, labels: Labels):
         raise ValueError(f"to_xarray: the model names {len(names)} state leaves but the state has {len(leaves)}")
     for i, (path, leaf) in enumerate(leaves):
         yield (names[i] if names else "y" + jax.tree_util.keystr(path)), leaf
-

@@ -53,8 +53,10 @@ def _run(config_path: str, *, overwrite: bool, progress: bool) -> int:
         return 2
     if config.dtype == "float64":
         jax.config.update("jax_enable_x64", True)
-    print(f"sciax run {config_path}: {config.model_name} with {type(config.method).__name__}, "
-          f"{len(config.ts)} output times on [{config.ts[0]:g}, {config.ts[-1]:g}], {config.dtype}")
+    print(
+        f"sciax run {config_path}: {config.model_name} with {type(config.method).__name__}, "
+        f"{len(config.ts)} output times on [{config.ts[0]:g}, {config.ts[-1]:g}], {config.dtype}"
+    )
     try:
         summary = io.run_config(config, overwrite=overwrite, progress=progress)
     except (io.ConfigError, io.CheckpointError, io.RunFailed, FileExistsError) as err:

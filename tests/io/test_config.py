@@ -94,8 +94,9 @@ def test_lotka_volterra_config_runs_like_simulate(tmp_path):
     assert ds["prey"].attrs["long_name"] == "prey population"
     assert ds["chunk_success"].values.all() and (ds["chunk_num_steps"].values > 0).all()
     params = {"alpha": 0.55, "beta": 0.028, "gamma": 0.8, "delta": 0.024}
-    sol = sciax.simulate(sciax.ode.lotka_volterra(), np.array([30.0, 4.0]), np.linspace(0, 10, 21), params,
-                         rtol=1e-8, atol=1e-8)
+    sol = sciax.simulate(
+        sciax.ode.lotka_volterra(), np.array([30.0, 4.0]), np.linspace(0, 10, 21), params, rtol=1e-8, atol=1e-8
+    )
     np.testing.assert_allclose(ds["prey"].values, np.asarray(sol.ys[:, 0]), rtol=1e-5)
     np.testing.assert_allclose(ds["time"].values, np.linspace(0, 10, 21))
 
@@ -109,8 +110,12 @@ def test_multi_field_config_builds_each_field():
 
 
 def test_generators_are_deterministic():
-    a = _parse(GRAY_SCOTT, initial={"u": {"generator": "random", "seed": 7}, "v": {"generator": "sine", "modes": [2, 0]}})
-    b = _parse(GRAY_SCOTT, initial={"u": {"generator": "random", "seed": 7}, "v": {"generator": "sine", "modes": [2, 0]}})
+    a = _parse(
+        GRAY_SCOTT, initial={"u": {"generator": "random", "seed": 7}, "v": {"generator": "sine", "modes": [2, 0]}}
+    )
+    b = _parse(
+        GRAY_SCOTT, initial={"u": {"generator": "random", "seed": 7}, "v": {"generator": "sine", "modes": [2, 0]}}
+    )
     np.testing.assert_array_equal(a.y0, b.y0)
     np.testing.assert_allclose(a.y0[1][:, 0], np.sin(2 * np.pi * 2 * np.arange(16) / 16), atol=1e-12)
 
@@ -157,12 +162,18 @@ def test_bad_ode_config_names_the_key(edits, message):
         ({"grid__lengths": -2.5}, r"\[grid\] lengths: expected an array of numbers > 0"),
         ({"grid__spacing": 0.1}, r"\[grid\]: unknown key 'spacing'; allowed: lengths, origin, shape"),
         ({"initial": {"u": {"generator": "constant", "value": 1.0}}}, r"missing table \[initial.v\]"),
-        ({"initial": {"u": {"generator": "constant", "value": 1.0}, "v": {"generator": "gaussian"}}},
-         r"\[initial.v\]: missing key 'width'"),
-        ({"initial": {"u": {"generator": "constant", "value": 1.0}, "v": {"generator": "random", "seed": -1}}},
-         r"\[initial.v\] seed: expected an integer >= 0"),
-        ({"initial": {"u": {"generator": "constant", "value": 1.0}, "v": {"generator": "constant", "vaule": 0}}},
-         r"\[initial.v\]: unknown key 'vaule' \(did you mean 'value'\?\)"),
+        (
+            {"initial": {"u": {"generator": "constant", "value": 1.0}, "v": {"generator": "gaussian"}}},
+            r"\[initial.v\]: missing key 'width'",
+        ),
+        (
+            {"initial": {"u": {"generator": "constant", "value": 1.0}, "v": {"generator": "random", "seed": -1}}},
+            r"\[initial.v\] seed: expected an integer >= 0",
+        ),
+        (
+            {"initial": {"u": {"generator": "constant", "value": 1.0}, "v": {"generator": "constant", "vaule": 0}}},
+            r"\[initial.v\]: unknown key 'vaule' \(did you mean 'value'\?\)",
+        ),
         ({"initial": {"u": {"generator": "pickle"}, "v": {}}}, r"\[initial.u\] generator: unknown value 'pickle'"),
         ({"initial__w": {"generator": "constant", "value": 0.0}}, r"\[initial\]: unknown key 'w'; allowed: u, v"),
         ({"model__dtype": "float16"}, r"\[model\] dtype: unknown value 'float16'.*allowed: float32, float64"),
@@ -265,8 +276,10 @@ chunk = 1
 """
 
 
-@pytest.mark.parametrize("method", [{"name": "RK4", "dt": 0.01}, {"name": "CrankNicolson", "dt": 0.05},
-                                    {"name": "Tsit5", "rtol": 1e-9, "atol": 1e-9}])
+@pytest.mark.parametrize(
+    "method",
+    [{"name": "RK4", "dt": 0.01}, {"name": "CrankNicolson", "dt": 0.05}, {"name": "Tsit5", "rtol": 1e-9, "atol": 1e-9}],
+)
 def test_fd_heat_config_decays_like_the_exact_solution(tmp_path, method):
     config = _parse(FD_HEAT, method=method)
     assert isinstance(config.method, getattr(sciax.pde if method["name"] != "Tsit5" else sciax.ode, method["name"]))
@@ -282,7 +295,9 @@ def test_fd_heat_config_decays_like_the_exact_solution(tmp_path, method):
 
 
 def test_fd_advection_diffusion_takes_a_velocity_per_axis(tmp_path):
-    text = FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"\nscheme = "weno5"').replace("D = 0.01", "D = 0.001\nvelocity = [0.5]")
+    text = FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"\nscheme = "weno5"').replace(
+        "D = 0.01", "D = 0.001\nvelocity = [0.5]"
+    )
     config = dataclasses_replace(_parse(text), output=tmp_path / "ad.zarr")
     assert config.params["velocity"] == (0.5,)
     ds = io.run_config(config, progress=False).open()
@@ -340,7 +355,10 @@ def dataclasses_replace(config, **changes):
         ({"params__D": -0.01}, r"\[params\] D: expected a number > 0, got -0.01"),
         ({"params__D": "hot"}, r"\[params\] D: expected a number > 0, got 'hot' \(string\)"),
         ({"method__dt": -0.01}, r"\[method\] dt: expected a number > 0, got -0.01"),
-        ({"method__dt": 0.05}, r"\[method\] dt: RK4 is unstable .* above dt = 0.01\d+ \(CFL condition\); got dt = 0.05"),
+        (
+            {"method__dt": 0.05},
+            r"\[method\] dt: RK4 is unstable .* above dt = 0.01\d+ \(CFL condition\); got dt = 0.05",
+        ),
         ({"method__name": "Leapfrog"}, r"\[method\] name: unknown value 'Leapfrog'.*allowed: .*BackwardEuler.*RK4"),
         ({"method__name": "ETDRK4"}, r"\[method\] name: unknown value 'ETDRK4'"),
         ({"initial__field": "u"}, r"\[initial\]: unknown key 'field'"),
@@ -354,11 +372,19 @@ def test_bad_fd_config_names_the_key(edits, message):
 
 def test_bad_fd_config_specifics():
     with pytest.raises(io.ConfigError, match=r"\[params\] velocity: expected an array of 1 numbers"):
-        _parse(FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"').replace("D = 0.01", "D = 0.01\nvelocity = [1.0, 2.0]"))
+        _parse(
+            FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"').replace(
+                "D = 0.01", "D = 0.01\nvelocity = [1.0, 2.0]"
+            )
+        )
     with pytest.raises(io.ConfigError, match=r"\[params\]: missing key 'velocity'"):
         _parse(FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"'))
     with pytest.raises(io.ConfigError, match=r"\[model\] scheme: unknown value 'upwnd' \(did you mean 'upwind'\?\)"):
-        _parse(FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"\nscheme = "upwnd"').replace("D = 0.01", "D = 0.01\nvelocity = 1.0"))
+        _parse(
+            FD_HEAT.replace('"fd_heat"', '"fd_advection_diffusion"\nscheme = "upwnd"').replace(
+                "D = 0.01", "D = 0.01\nvelocity = 1.0"
+            )
+        )
     with pytest.raises(io.ConfigError, match=r"\[grid\] shape: 'fd_burgers' needs 1 dimension"):
         _parse(FD_GRAY_SCOTT.replace('"fd_gray_scott"', '"fd_burgers"'))
     with pytest.raises(io.ConfigError, match=r"\[grid\]: unknown key 'bc'; 'gray_scott' is a spectral model, periodic"):

@@ -38,7 +38,9 @@ def test_kill_9_then_resume_is_bitwise_identical(tmp_path):
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=30)
-    assert still_running, "the run finished (or failed) before it could be killed:\n" + (tmp_path / "log.txt").read_text()
+    assert still_running, (
+        "the run finished (or failed) before it could be killed:\n" + (tmp_path / "log.txt").read_text()
+    )
     interrupted = io.read_checkpoint(ckpt)
     assert 2 <= interrupted.chunks_done < interrupted.n_chunks and not interrupted.done
 

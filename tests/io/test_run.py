@@ -20,8 +20,19 @@ DECAY = sciax.ode.ODE(_decay, units={"a": "mol", "b": "mol"})
 
 def test_chunked_run_matches_one_simulate_call(tmp_path):
     y0, ts, params = {"a": jnp.array(1.0), "b": jnp.array(0.0)}, np.linspace(0.0, 3.0, 31), {"k": 0.7}
-    summary = io.run(DECAY, y0, ts, params, output=tmp_path / "decay.zarr", chunk=6, progress=False,
-                     netcdf=tmp_path / "decay.nc", rtol=1e-9, atol=1e-9, attrs={"title": "decay"})
+    summary = io.run(
+        DECAY,
+        y0,
+        ts,
+        params,
+        output=tmp_path / "decay.zarr",
+        chunk=6,
+        progress=False,
+        netcdf=tmp_path / "decay.nc",
+        rtol=1e-9,
+        atol=1e-9,
+        attrs={"title": "decay"},
+    )
     assert summary.n_chunks == 5 and summary.n_times == 31 and summary.num_steps > 0
     ds = summary.open()
     np.testing.assert_allclose(ds["a"].values, np.exp(-0.7 * ts), rtol=1e-7)
@@ -41,8 +52,16 @@ def test_100k_steps_stream_through_small_chunks(tmp_path):
     grid = sciax.pde.Grid(16, 2 * np.pi)
     (x,) = grid.coords()
     ts = np.arange(0.0, 1001.0, 10.0)
-    summary = io.run(sciax.pde.spectral.heat(grid), jnp.asarray(np.sin(x)), ts, {"nu": 1e-3},
-                     method=sciax.pde.ETDRK1(dt=0.01), output=tmp_path / "heat.zarr", chunk=25, progress=False)
+    summary = io.run(
+        sciax.pde.spectral.heat(grid),
+        jnp.asarray(np.sin(x)),
+        ts,
+        {"nu": 1e-3},
+        method=sciax.pde.ETDRK1(dt=0.01),
+        output=tmp_path / "heat.zarr",
+        chunk=25,
+        progress=False,
+    )
     assert summary.num_steps == 100_000 and summary.n_chunks == 4
     u = summary.open()["u"]
     assert u.dims == ("time", "x") and u.sizes["time"] == 101

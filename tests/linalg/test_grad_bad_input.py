@@ -42,6 +42,7 @@ def test_gradients_match_finite_differences():
 def test_gradient_through_fast_solver():
     def loss(b):
         return jnp.sum(W * la.solve(la.laplacian_operator(GRID, Dirichlet()), b, "fast").value)
+
     d = jnp.asarray(np.random.default_rng(4).standard_normal(GRID.shape))
     fd_val = (loss(B + 1e-6 * d) - loss(B - 1e-6 * d)) / 2e-6
     np.testing.assert_allclose(jnp.sum(jax.grad(loss)(B) * d), fd_val, rtol=1e-6)

@@ -26,12 +26,15 @@ def test_mgpcg_iterations_do_not_grow_with_the_grid():
     assert max(steps) - min(steps) <= 3 and max(steps) <= 15, steps
 
 
-@pytest.mark.parametrize("shape,bc,lengths", [
-    ((64,), Neumann(), 1.0),
-    ((8, 16), (Periodic(), (Dirichlet(), Neumann())), (1.0, 2.0)),
-    ((8, 8, 8), Dirichlet(), 1.0),
-    ((4, 8, 4), Periodic(), (1.0, 2.0, 1.0)),
-])
+@pytest.mark.parametrize(
+    "shape,bc,lengths",
+    [
+        ((64,), Neumann(), 1.0),
+        ((8, 16), (Periodic(), (Dirichlet(), Neumann())), (1.0, 2.0)),
+        ((8, 8, 8), Dirichlet(), 1.0),
+        ((4, 8, 4), Periodic(), (1.0, 2.0, 1.0)),
+    ],
+)
 def test_multigrid_solver_1d_2d_3d(shape, bc, lengths):
     grid = Grid(shape, lengths)  # isotropic spacing: point smoothers
     a = 1.0 + 0.3 * np.cos(2 * np.pi * grid.meshgrid()[0])
@@ -39,7 +42,9 @@ def test_multigrid_solver_1d_2d_3d(shape, bc, lengths):
     b = _rhs(grid)
     res = la.solve(op, b, "multigrid", rtol=1e-9, project=op.singular)
     assert bool(res.success) and int(res.num_steps) <= 25
-    ref = np.linalg.lstsq(np.asarray(op.as_dense()), np.asarray(b - jnp.mean(b) * op.singular).reshape(-1), rcond=None)[0]
+    ref = np.linalg.lstsq(np.asarray(op.as_dense()), np.asarray(b - jnp.mean(b) * op.singular).reshape(-1), rcond=None)[
+        0
+    ]
     ref = ref - ref.mean() * op.singular
     np.testing.assert_allclose(res.value.reshape(-1), ref, atol=1e-7 * np.abs(ref).max())
 
@@ -56,19 +61,23 @@ def test_jacobi_smoother_and_jacobi_preconditioner():
 def test_dst_matches_scipy():
     x = np.random.default_rng(5).standard_normal((6, 7))
     for axis in (0, 1):
-        np.testing.assert_allclose(la.dst2(jnp.asarray(x), axis), scipy.fft.dst(x, type=2, norm="ortho", axis=axis),
-                                   atol=1e-13)
+        np.testing.assert_allclose(
+            la.dst2(jnp.asarray(x), axis), scipy.fft.dst(x, type=2, norm="ortho", axis=axis), atol=1e-13
+        )
         np.testing.assert_allclose(la.idst2(la.dst2(jnp.asarray(x), axis), axis), x, atol=1e-13)
 
 
 @pytest.mark.parametrize("order", [2, 4])
-@pytest.mark.parametrize("bc", [
-    Dirichlet(),
-    Neumann(),
-    Periodic(),
-    (Periodic(), (Dirichlet(1.0), Dirichlet(-2.0))),
-    ((Neumann(0.3), Neumann(0.3)), Dirichlet(0.5)),
-])
+@pytest.mark.parametrize(
+    "bc",
+    [
+        Dirichlet(),
+        Neumann(),
+        Periodic(),
+        (Periodic(), (Dirichlet(1.0), Dirichlet(-2.0))),
+        ((Neumann(0.3), Neumann(0.3)), Dirichlet(0.5)),
+    ],
+)
 def test_fast_poisson_exact_on_manufactured_solutions(bc, order):
     grid = Grid((12, 10), (1.0, 2.0))
     x, y = grid.meshgrid()

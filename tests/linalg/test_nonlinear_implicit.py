@@ -31,13 +31,13 @@ def test_bratu_1d_fold_matches_known_critical_lambda():
     lams = np.asarray(jax.jit(jax.vmap(lam_of))(mus))
     k = int(np.argmax(lams))
     assert 0 < k < len(mus) - 1  # an interior maximum: the fold
-    coef = np.polyfit(np.asarray(mus[k - 1:k + 2]), lams[k - 1:k + 2], 2)
+    coef = np.polyfit(np.asarray(mus[k - 1 : k + 2]), lams[k - 1 : k + 2], 2)
     lam_c = np.polyval(coef, -coef[1] / (2 * coef[0]))
     assert abs(lam_c - 3.513830719) < 3e-3, lam_c
 
 
 def _dense_lap(n):
-    a = (np.diag(-2.0 * np.ones(n)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1))
+    a = np.diag(-2.0 * np.ones(n)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)
     a[0, 0] = a[-1, -1] = -3.0
     a *= n**2
     return np.kron(a, np.eye(n)) + np.kron(np.eye(n), a)
@@ -47,8 +47,9 @@ def test_bratu_2d_multigrid_preconditioned_against_dense_newton():
     n, lam = 16, 6.0
     grid = Grid((n, n), 1.0, origin=(0.5 / n,) * 2)
     op = la.laplacian_operator(grid, Dirichlet())
-    sol = la.newton_krylov(lambda u, p: op.mv(u) + p * jnp.exp(u), jnp.zeros(grid.shape), lam,
-                           preconditioner=la.Multigrid(op))
+    sol = la.newton_krylov(
+        lambda u, p: op.mv(u) + p * jnp.exp(u), jnp.zeros(grid.shape), lam, preconditioner=la.Multigrid(op)
+    )
     lap = _dense_lap(n)
     u = np.zeros(n * n)
     for _ in range(20):  # independent dense Newton
@@ -89,8 +90,9 @@ def test_implicit_heat_far_above_explicit_limit():
         assert dt > 10 * explicit_limit
         ts = np.linspace(0.0, t_end, 2)
         be = sciax.simulate(model, u0, ts, {"D": d}, method=sciax.pde.BackwardEuler(dt))
-        cn = sciax.simulate(model, u0, ts, {"D": d},
-                            method=sciax.pde.CrankNicolson(dt, method="cg", symmetric=True, preconditioner=pc))
+        cn = sciax.simulate(
+            model, u0, ts, {"D": d}, method=sciax.pde.CrankNicolson(dt, method="cg", symmetric=True, preconditioner=pc)
+        )
         errs[dt] = (float(np.abs(be.ys[-1] - exact).max()), float(np.abs(cn.ys[-1] - exact).max()))
     assert 1.7 < errs[0.02][0] / errs[0.01][0] < 2.3  # first order
     assert 3.5 < errs[0.02][1] / errs[0.01][1] < 4.5  # second order

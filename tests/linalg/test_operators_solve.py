@@ -11,7 +11,7 @@ from sciax.pde import Dirichlet, Grid, Neumann, Periodic, fd
 
 def _lap1d(n, h, kind):
     # Independent construction: cell-centred boundaries, ghost -u (Dirichlet) or +u (Neumann).
-    a = (np.diag(-2.0 * np.ones(n)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1))
+    a = np.diag(-2.0 * np.ones(n)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)
     if kind == "periodic":
         a[0, -1] = a[-1, 0] = 1.0
     else:
@@ -36,8 +36,10 @@ def test_laplacian_matrix_matches_independent_kron(bc, kind):
 def test_high_order_and_diffusion_symmetric(order):
     grid = Grid((10, 8), 1.0)
     a = 1.0 + 0.5 * np.sin(2 * np.pi * grid.meshgrid()[0]) * np.cos(2 * np.pi * grid.meshgrid()[1])
-    for op in (la.laplacian_operator(grid, (Dirichlet(), Neumann()), order=order),
-               la.diffusion_operator(grid, a, (Periodic(), (Dirichlet(), Neumann())))):
+    for op in (
+        la.laplacian_operator(grid, (Dirichlet(), Neumann()), order=order),
+        la.diffusion_operator(grid, a, (Periodic(), (Dirichlet(), Neumann()))),
+    ):
         m = np.asarray(op.as_dense())
         np.testing.assert_allclose(m, m.T, atol=1e-9 * np.abs(m).max())
         assert np.linalg.eigvalsh(m).max() < 1e-9 * np.abs(m).max()  # negative semidefinite, as tagged
@@ -69,7 +71,9 @@ def test_nonsymmetric_against_numpy(method):
     assert np.abs(m - m.T).max() > 1.0 and lx.symmetric_tag not in nonsym.tags
     b = np.random.default_rng(2).standard_normal(grid.shape)
     ref = np.linalg.solve(m, b.reshape(-1)).reshape(grid.shape)
-    res = la.solve(nonsym, jnp.asarray(b), method, rtol=1e-10, preconditioner=la.Jacobi(nonsym) if method == "gmres" else None)
+    res = la.solve(
+        nonsym, jnp.asarray(b), method, rtol=1e-10, preconditioner=la.Jacobi(nonsym) if method == "gmres" else None
+    )
     np.testing.assert_allclose(res.value, ref, rtol=1e-7, atol=1e-9)
     assert res.residual < 1e-8
 
@@ -80,7 +84,9 @@ def test_matrix_and_lineax_operator_inputs():
     b = rng.standard_normal(5)
     np.testing.assert_allclose(la.solve(jnp.asarray(m), jnp.asarray(b)).value, np.linalg.solve(m, b), rtol=1e-10)
     op = lx.MatrixLinearOperator(jnp.asarray(m))
-    np.testing.assert_allclose(la.solve(op, jnp.asarray(b), "gmres", rtol=1e-12).value, np.linalg.solve(m, b), rtol=1e-8)
+    np.testing.assert_allclose(
+        la.solve(op, jnp.asarray(b), "gmres", rtol=1e-12).value, np.linalg.solve(m, b), rtol=1e-8
+    )
 
 
 def test_boundary_values_move_to_the_right_hand_side():

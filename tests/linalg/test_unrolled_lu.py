@@ -20,8 +20,12 @@ def test_solve_and_transpose_solve_match_numpy(n):
     x = lx.linear_solve(op, jnp.asarray(b), UnrolledLU()).value
     xt = lx.linear_solve(op.T, jnp.asarray(b), UnrolledLU()).value
     scale = np.linalg.cond(a) * 1e-15
-    np.testing.assert_allclose(np.asarray(x), np.linalg.solve(a, b), rtol=0, atol=scale * np.abs(np.linalg.solve(a, b)).max())
-    np.testing.assert_allclose(np.asarray(xt), np.linalg.solve(a.T, b), rtol=0, atol=scale * np.abs(np.linalg.solve(a.T, b)).max())
+    np.testing.assert_allclose(
+        np.asarray(x), np.linalg.solve(a, b), rtol=0, atol=scale * np.abs(np.linalg.solve(a, b)).max()
+    )
+    np.testing.assert_allclose(
+        np.asarray(xt), np.linalg.solve(a.T, b), rtol=0, atol=scale * np.abs(np.linalg.solve(a.T, b)).max()
+    )
 
 
 def test_pivoting_handles_a_zero_leading_entry():
@@ -38,6 +42,7 @@ def test_gradient_wrt_matrix_and_rhs_matches_lineax_lu_under_vmap():
     def loss(solver):
         def one(a, b):
             return jnp.sum(lx.linear_solve(lx.MatrixLinearOperator(a), b, solver).value ** 2)
+
         return jax.vmap(jax.grad(one, argnums=(0, 1)))
 
     ours, ref = loss(UnrolledLU())(a, b), loss(lx.LU())(a, b)

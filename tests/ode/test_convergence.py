@@ -62,8 +62,16 @@ def _final_error(name: str, problem: str, t_end: float):
     @jax.jit
     def error(dt):
         sol = sciax.simulate(
-            model, jnp.array([1.0]), jnp.array([0.0, t_end]), None,
-            method=method, dt0=dt, adaptive=False, max_steps=500, rtol=1e-13, atol=1e-13,
+            model,
+            jnp.array([1.0]),
+            jnp.array([0.0, t_end]),
+            None,
+            method=method,
+            dt0=dt,
+            adaptive=False,
+            max_steps=500,
+            rtol=1e-13,
+            atol=1e-13,
         )
         return jnp.abs(sol.ys[-1, 0] - exact(t_end))
 

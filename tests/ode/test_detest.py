@@ -21,7 +21,9 @@ DETEST_A = {
 @pytest.mark.parametrize("method", [sciax.ode.Tsit5(), sciax.ode.Dopri8(), sciax.ode.Kvaerno5()], ids=type)
 def test_detest_a(problem, method):
     f, exact = DETEST_A[problem]
-    sol = sciax.simulate(sciax.ode.ODE(f), jnp.array([1.0]), TS, method=method, rtol=1e-10, atol=1e-12, max_steps=20_000)
+    sol = sciax.simulate(
+        sciax.ode.ODE(f), jnp.array([1.0]), TS, method=method, rtol=1e-10, atol=1e-12, max_steps=20_000
+    )
     assert bool(sol.success)
     reference = exact(np.asarray(TS))
     np.testing.assert_allclose(np.asarray(sol.ys[:, 0]), reference, rtol=1e-7, atol=1e-9)

@@ -31,6 +31,9 @@ def test_grad_wrt_network_weights_matches_finite_differences():
     weight = NET.layers[0].weight
     h = 1e-6
     for index in [(0, 0), (3, 1), (7, 0)]:
-        bump = lambda d: eqx.tree_at(lambda n: n.layers[0].weight, NET, weight.at[index].add(d))  # noqa: E731
+
+        def bump(d, index=index):
+            return eqx.tree_at(lambda n: n.layers[0].weight, NET, weight.at[index].add(d))
+
         fd = (_loss(bump(h)) - _loss(bump(-h))) / (2 * h)
         np.testing.assert_allclose(float(grads.layers[0].weight[index]), float(fd), rtol=1e-6, atol=1e-9)

@@ -21,8 +21,14 @@ A3 = sciax.ode.ODE(lambda t, y, p: y * jnp.cos(t))  # exact exp(sin t); non-auto
 
 @pytest.mark.parametrize(
     "name, order, steps",
-    [("Ros3P", 3, [10, 20, 40, 80]), ("Ros34PW2", 3, [40, 80, 160, 320]), ("Rodas4", 4, [40, 80, 160, 320]),
-     ("Rodas5P", 5, [5, 10, 20, 40]), ("Ros34PW2-W", 3, [40, 80, 160, 320]), ("Ros3P-W", 1, [10, 20, 40, 80])],
+    [
+        ("Ros3P", 3, [10, 20, 40, 80]),
+        ("Ros34PW2", 3, [40, 80, 160, 320]),
+        ("Rodas4", 4, [40, 80, 160, 320]),
+        ("Rodas5P", 5, [5, 10, 20, 40]),
+        ("Ros34PW2-W", 3, [40, 80, 160, 320]),
+        ("Ros3P-W", 1, [10, 20, 40, 80]),
+    ],
 )
 def test_convergence_order(name, order, steps):
     # "-W": with half the true Jacobian. A W-method (Ros34PW2) keeps its order with any
@@ -32,8 +38,9 @@ def test_convergence_order(name, order, steps):
 
     @jax.jit
     def final(dt):
-        sol = sciax.simulate(A3, jnp.array([1.0]), jnp.array([0.0, 2.0]), method=method, dt0=dt, adaptive=False,
-                             max_steps=400)
+        sol = sciax.simulate(
+            A3, jnp.array([1.0]), jnp.array([0.0, 2.0]), method=method, dt0=dt, adaptive=False, max_steps=400
+        )
         return sol.ys[-1, 0]
 
     dts = 2.0 / np.array(steps)
@@ -42,8 +49,10 @@ def test_convergence_order(name, order, steps):
     assert abs(slopes[-1] - order) < 0.2, (errors, slopes)
 
 
-@pytest.mark.parametrize("name, tol, check", [("Rodas5P", 1e-8, 2e-6), ("Rodas4", 1e-8, 2e-6), ("Ros3P", 1e-5, 2e-3),
-                                                 ("Ros34PW2", 1e-5, 2e-3)])
+@pytest.mark.parametrize(
+    "name, tol, check",
+    [("Rodas5P", 1e-8, 2e-6), ("Rodas4", 1e-8, 2e-6), ("Ros3P", 1e-5, 2e-3), ("Ros34PW2", 1e-5, 2e-3)],
+)
 def test_dense_output_between_steps(name, tol, check):
     # Output times fall between steps, so they come from the dense output.
     ts = jnp.linspace(0.0, 3.0, 301)
@@ -53,10 +62,18 @@ def test_dense_output_between_steps(name, tol, check):
 
 
 # HIRES at t = 321.8122: Mazzia & Magherini, Test Set for IVP Solvers (release 2.4), HIRES reference solution.
-HIRES_REFERENCE = np.array([
-    0.7371312573325668e-3, 0.1442485726316185e-3, 0.5888729740967575e-4, 0.1175651343283149e-2,
-    0.2386356198831331e-2, 0.6238968252742796e-2, 0.2849998395185769e-2, 0.2850001604814231e-2,
-])
+HIRES_REFERENCE = np.array(
+    [
+        0.7371312573325668e-3,
+        0.1442485726316185e-3,
+        0.5888729740967575e-4,
+        0.1175651343283149e-2,
+        0.2386356198831331e-2,
+        0.6238968252742796e-2,
+        0.2849998395185769e-2,
+        0.2850001604814231e-2,
+    ]
+)
 
 
 @functools.cache
@@ -64,8 +81,15 @@ def _radau_reference(name):
     model, y0, t1, p = sciax.ode.stiff_problem(name)
     f = jax.jit(lambda t, y: model.rhs(t, y, p))
     jac = jax.jit(jax.jacfwd(lambda t, y: model.rhs(t, y, p), argnums=1))
-    ref = solve_ivp(lambda t, y: np.asarray(f(t, y)), (0.0, t1), np.asarray(y0), method="Radau", rtol=1e-12,
-                    atol=1e-14, jac=lambda t, y: np.asarray(jac(t, y)))
+    ref = solve_ivp(
+        lambda t, y: np.asarray(f(t, y)),
+        (0.0, t1),
+        np.asarray(y0),
+        method="Radau",
+        rtol=1e-12,
+        atol=1e-14,
+        jac=lambda t, y: np.asarray(jac(t, y)),
+    )
     assert ref.success
     return ref.y[:, -1]
 
@@ -83,8 +107,9 @@ def _radau_reference(name):
 )
 def test_stiff_test_set(name, method, rtol, atol, rtol_check, max_steps):
     model, y0, t1, p = sciax.ode.stiff_problem(name)
-    sol = sciax.simulate(model, y0, jnp.array([0.0, t1]), p, method=getattr(sciax.ode, method)(), rtol=rtol,
-                         atol=atol, max_steps=10_000)
+    sol = sciax.simulate(
+        model, y0, jnp.array([0.0, t1]), p, method=getattr(sciax.ode, method)(), rtol=rtol, atol=atol, max_steps=10_000
+    )
     ref = HIRES_REFERENCE if name == "hires" else _radau_reference(name)
     got = np.asarray(sol.ys[-1])
     # Relative error on components above the absolute-tolerance floor.
@@ -102,8 +127,9 @@ ROBER_K = {"k1": 0.04, "k2": 3e7, "k3": 1e4}
 
 
 def _rober(y0, k, method=None, **kw):
-    return sciax.simulate(sciax.ode.robertson(), y0, ROBER_TS, k, method=method or sciax.ode.Rodas5P(), rtol=1e-8,
-                          atol=1e-10, **kw).ys
+    return sciax.simulate(
+        sciax.ode.robertson(), y0, ROBER_TS, k, method=method or sciax.ode.Rodas5P(), rtol=1e-8, atol=1e-10, **kw
+    ).ys
 
 
 def test_vmap_and_grad_through_rodas5p():
@@ -195,8 +221,9 @@ SINGULAR = sciax.ode.ODE(lambda t, y, p: -y / (1.0 - t) ** 2 * jnp.where(t < 1.0
 
 def test_singular_stage_rejects_step_and_retries_smaller():
     # A step that crosses the pole fails; it is rejected and retried, and the solve reaches t = 0.9.
-    sol = sciax.simulate(SINGULAR, jnp.array([1.0]), jnp.array([0.0, 0.9]), method=sciax.ode.Rodas4(), dt0=0.5,
-                         rtol=1e-8, atol=1e-10)
+    sol = sciax.simulate(
+        SINGULAR, jnp.array([1.0]), jnp.array([0.0, 0.9]), method=sciax.ode.Rodas4(), dt0=0.5, rtol=1e-8, atol=1e-10
+    )
     assert bool(sol.success)
     assert int(sol.stats["num_rejected_steps"]) >= 1
     np.testing.assert_allclose(float(sol.ys[-1, 0]), np.exp(1.0 - 1.0 / 0.1), rtol=1e-5)
@@ -229,12 +256,19 @@ def test_ros3p_error_estimate_is_blind_on_linear_autonomous_problems():
     linear, nonlinear = (lambda t, y, p: a @ y), (lambda t, y, p: a @ y - y**2)
     for method, f, blind in (("Ros3P", linear, True), ("Ros3P", nonlinear, False), ("Ros34PW2", linear, False)):
         solver = getattr(sciax.ode, method)().diffrax_solver(1e-6, 1e-6, True)
-        _, err, *_ = solver.step(diffrax.ODETerm(f), jnp.asarray(0.0), jnp.asarray(0.2), jnp.array([1.0, 0.5]),
-                                 None, jnp.asarray(1.0), False)
+        _, err, *_ = solver.step(
+            diffrax.ODETerm(f), jnp.asarray(0.0), jnp.asarray(0.2), jnp.array([1.0, 0.5]), None, jnp.asarray(1.0), False
+        )
         assert (float(jnp.max(jnp.abs(err))) < 1e-15) == blind, method
     # So Ros34PW2 meets the tolerance on y' = -y, where Ros3P's steps grow unchecked.
-    sol = sciax.simulate(sciax.ode.ODE(lambda t, y, p: -y), jnp.array([1.0]), jnp.array([0.0, 1.0]),
-                         method=sciax.ode.Ros34PW2(), rtol=1e-6, atol=1e-6)
+    sol = sciax.simulate(
+        sciax.ode.ODE(lambda t, y, p: -y),
+        jnp.array([1.0]),
+        jnp.array([0.0, 1.0]),
+        method=sciax.ode.Ros34PW2(),
+        rtol=1e-6,
+        atol=1e-6,
+    )
     np.testing.assert_allclose(float(sol.ys[-1, 0]), np.exp(-1.0), rtol=2e-5)
 
 
@@ -251,8 +285,9 @@ def test_bad_options_name_the_argument():
 
 
 def test_stats_count_evaluations():
-    sol = sciax.simulate(A3, jnp.array([1.0]), jnp.array([0.0, 1.0]), method=sciax.ode.Rodas5P(), dt0=0.1,
-                         adaptive=False)
+    sol = sciax.simulate(
+        A3, jnp.array([1.0]), jnp.array([0.0, 1.0]), method=sciax.ode.Rodas5P(), dt0=0.1, adaptive=False
+    )
     assert int(sol.stats["num_steps"]) == 10
     assert int(sol.stats["num_rhs_evals"]) == 80
     assert int(sol.stats["num_jacobian_evals"]) == 10
@@ -263,7 +298,14 @@ def test_solver_is_a_diffrax_solver():
     import diffrax
 
     solver = sciax.ode.Rodas5P().diffrax_solver(1e-8, 1e-8, True)
-    sol = diffrax.diffeqsolve(diffrax.ODETerm(lambda t, y, a: y * jnp.cos(t)), solver, 0.0, 2.0, None,
-                              jnp.array([1.0]), stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-8))
+    sol = diffrax.diffeqsolve(
+        diffrax.ODETerm(lambda t, y, a: y * jnp.cos(t)),
+        solver,
+        0.0,
+        2.0,
+        None,
+        jnp.array([1.0]),
+        stepsize_controller=diffrax.PIDController(rtol=1e-8, atol=1e-8),
+    )
     np.testing.assert_allclose(float(sol.ys[-1, 0]), np.exp(np.sin(2.0)), rtol=1e-6)
     assert eqx.is_array(sol.stats["num_steps"])

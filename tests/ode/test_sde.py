@@ -105,11 +105,18 @@ def test_general_and_diagonal_noise_shapes():
 def test_stratonovich_heun_and_adaptive_shark():
     # Stratonovich GBM: X = exp(mu t + s W), the same path recorded in Z.
     strat = sciax.ode.SDE(GBM.drift, GBM.diffusion, noise="scalar", calculus="stratonovich")
-    y = sciax.simulate(strat, jnp.array([1.0, 0.0]), jnp.array([0.0, 1.0]), key=jax.random.key(3), dt0=1e-3,
-                       method=sciax.ode.StratonovichHeun()).ys[-1]
+    y = sciax.simulate(
+        strat,
+        jnp.array([1.0, 0.0]),
+        jnp.array([0.0, 1.0]),
+        key=jax.random.key(3),
+        dt0=1e-3,
+        method=sciax.ode.StratonovichHeun(),
+    ).ys[-1]
     np.testing.assert_allclose(float(y[0]), float(jnp.exp(GBM_MU + GBM_S * y[1])), rtol=2e-2)
-    sol = sciax.simulate(OU, Y0, TS, OU_P, key=jax.random.key(0), method=sciax.ode.ShARK(), adaptive=True,
-                         rtol=1e-3, atol=1e-3)
+    sol = sciax.simulate(
+        OU, Y0, TS, OU_P, key=jax.random.key(0), method=sciax.ode.ShARK(), adaptive=True, rtol=1e-3, atol=1e-3
+    )
     assert bool(sol.success)
 
 

@@ -42,16 +42,29 @@ def test_event_that_never_fires_gives_nan_time():
 def test_event_time_is_differentiable():
     # d/dp (ln 4 / p) = -ln 4 / p^2
     def event_time(p):
-        return sciax.simulate(DECAY, jnp.array([1.0]), jnp.linspace(0.0, 10.0, 3), p,
-                              event=lambda t, y, q: y[0] - 0.25, rtol=1e-10, atol=1e-12).event_time
+        return sciax.simulate(
+            DECAY,
+            jnp.array([1.0]),
+            jnp.linspace(0.0, 10.0, 3),
+            p,
+            event=lambda t, y, q: y[0] - 0.25,
+            rtol=1e-10,
+            atol=1e-12,
+        ).event_time
 
     np.testing.assert_allclose(float(jax.grad(event_time)(0.5)), -np.log(4.0) / 0.25, rtol=1e-6)
 
 
 @pytest.mark.parametrize(
     "method, dt0",
-    [(sciax.ode.Euler(), 0.1), (sciax.ode.Heun(), 0.1), (sciax.ode.RK4(), 0.1),
-     (sciax.ode.Tsit5(), None), (sciax.ode.Dopri5(), 0.1), (sciax.ode.Dopri8(), None)],
+    [
+        (sciax.ode.Euler(), 0.1),
+        (sciax.ode.Heun(), 0.1),
+        (sciax.ode.RK4(), 0.1),
+        (sciax.ode.Tsit5(), None),
+        (sciax.ode.Dopri5(), 0.1),
+        (sciax.ode.Dopri8(), None),
+    ],
     ids=lambda v: type(v).__name__ if not isinstance(v, (float, type(None))) else str(v),
 )
 def test_rhs_eval_count_matches_a_runtime_counter(method, dt0):
@@ -61,8 +74,9 @@ def test_rhs_eval_count_matches_a_runtime_counter(method, dt0):
         jax.debug.callback(lambda: calls.append(1))
         return -p * y
 
-    sol = sciax.simulate(sciax.ode.ODE(counted), jnp.array([1.0]), jnp.linspace(0.0, 5.0, 6), 0.7,
-                         method=method, dt0=dt0)
+    sol = sciax.simulate(
+        sciax.ode.ODE(counted), jnp.array([1.0]), jnp.linspace(0.0, 5.0, 6), 0.7, method=method, dt0=dt0
+    )
     jax.block_until_ready(sol.ys)
     jax.effects_barrier()
     assert int(sol.stats["num_rhs_evals"]) == len(calls)
@@ -106,8 +120,9 @@ def test_imex_method_without_split_is_a_clear_error():
 
 def test_kencarp_on_a_stiff_split_matches_exact():
     # u' = cos t (explicit) - 1000 (u - sin t) (implicit): u = sin t for u0 = 0.
-    model = sciax.ode.ODE(explicit=lambda t, y, p: jnp.cos(t) * jnp.ones_like(y),
-                          implicit=lambda t, y, p: -1000.0 * (y - jnp.sin(t)))
+    model = sciax.ode.ODE(
+        explicit=lambda t, y, p: jnp.cos(t) * jnp.ones_like(y), implicit=lambda t, y, p: -1000.0 * (y - jnp.sin(t))
+    )
     ts = jnp.linspace(0.0, 5.0, 6)
     sol = sciax.simulate(model, jnp.array([0.0]), ts, method=sciax.ode.KenCarp4(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(np.asarray(sol.ys[:, 0]), np.sin(np.asarray(ts)), atol=5e-5)

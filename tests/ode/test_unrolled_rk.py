@@ -51,10 +51,20 @@ def test_unroll_choice():
 def test_pytree_state_matches_flat_state():
     def rhs(t, y, p):
         prey, predator = y["prey"], y["predator"]
-        return {"prey": (p["alpha"] - p["beta"] * predator) * prey, "predator": (p["delta"] * prey - p["gamma"]) * predator}
+        return {
+            "prey": (p["alpha"] - p["beta"] * predator) * prey,
+            "predator": (p["delta"] * prey - p["gamma"]) * predator,
+        }
 
-    tree = sciax.simulate(sciax.ode.ODE(rhs), {"prey": Y0[0], "predator": Y0[1]}, TS, LV_P,
-                          method=sciax.ode.Tsit5(unroll=True), rtol=1e-8, atol=1e-8)
+    tree = sciax.simulate(
+        sciax.ode.ODE(rhs),
+        {"prey": Y0[0], "predator": Y0[1]},
+        TS,
+        LV_P,
+        method=sciax.ode.Tsit5(unroll=True),
+        rtol=1e-8,
+        atol=1e-8,
+    )
     flat = _solve("Tsit5", True)
     np.testing.assert_allclose(jnp.stack([tree.ys["prey"], tree.ys["predator"]], -1), flat.ys, rtol=1e-12)
 
@@ -68,7 +78,12 @@ def test_jump_restarts_fsal_like_diffrax(name, unrolled_cls, diffrax_cls):
 
     def solve(solver):
         return diffrax.diffeqsolve(
-            diffrax.ODETerm(rhs), solver, 0.0, 2.0, 0.1, jnp.array([1.0, 2.0]),
+            diffrax.ODETerm(rhs),
+            solver,
+            0.0,
+            2.0,
+            0.1,
+            jnp.array([1.0, 2.0]),
             stepsize_controller=diffrax.PIDController(rtol=1e-9, atol=1e-9, jump_ts=jnp.array([1.0])),
             saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, 2.0, 9)),
         )
@@ -87,8 +102,11 @@ def test_jacfwd_and_grad_match_central_differences():
         return sol.ys[-1]
 
     x = jnp.array([0.55, 0.028, 0.80, 0.024, 33.0, 6.0])
+    # Every step checkpointed: reverse mode recomputes nothing, so it differentiates exactly the
+    # forward solve (see test_transforms.test_grad_under_vmap for what the default may do).
+    every_step = sciax.ode.RecursiveCheckpointAdjoint(checkpoints=4096)
     forward = jax.jacfwd(lambda x: final(x, sciax.ode.ForwardMode()))(x)
-    reverse = jax.jacrev(lambda x: final(x, None))(x)
+    reverse = jax.jacrev(lambda x: final(x, every_step))(x)
     eps = 1e-6 * jnp.maximum(jnp.abs(x), 1.0)
     columns = [(final(x.at[i].add(eps[i]), None) - final(x.at[i].add(-eps[i]), None)) / (2 * eps[i]) for i in range(6)]
     central = jnp.stack(columns, axis=-1)
@@ -107,7 +125,8 @@ def test_grad_under_vmap_equals_single_solve():
     """Reverse mode through diffrax's checkpointed loop under vmap: the FSAL state must not start outside it."""
 
     def loss(y0, p):
-        ys = sciax.simulate(LV, y0, TS, p, method=UNROLLED, rtol=1e-10, atol=1e-10).ys
+        adjoint = sciax.ode.RecursiveCheckpointAdjoint(checkpoints=4096)  # no recomputed steps
+        ys = sciax.simulate(LV, y0, TS, p, method=UNROLLED, rtol=1e-10, atol=1e-10, adjoint=adjoint).ys
         return jnp.sum(ys[-1] ** 2)
 
     scale = jnp.linspace(0.9, 1.1, 3)

@@ -25,7 +25,9 @@ from sciax import parallel, pde  # noqa: E402
 
 def rel(a, b) -> float:
     a, b = jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)
-    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / np.max(np.abs(np.asarray(y)))) for x, y in zip(a, b))
+    return max(
+        float(np.max(np.abs(np.asarray(x) - np.asarray(y))) / np.max(np.abs(np.asarray(y)))) for x, y in zip(a, b)
+    )
 
 
 def report(name: str, value: float) -> None:
@@ -48,54 +50,81 @@ def gaussian(grid, width=0.02):
 
 
 def fd_heat(slab, pencil):
-    for shape, bc, order, mesh, grad in [((64, 16), pde.Dirichlet(0.5), 8, slab, True),
-                                         ((16, 16, 8), pde.Periodic(), 2, pencil, False)]:
+    for shape, bc, order, mesh, grad in [
+        ((64, 16), pde.Dirichlet(0.5), 8, slab, True),
+        ((16, 16, 8), pde.Periodic(), 2, pencil, False),
+    ]:
         grid = pde.Grid(shape, 1.0)
         model = pde.fd.heat(grid, bc=bc, order=order)
         u0, ts = gaussian(grid), np.linspace(0.0, 4e-5, 3)
         d = jnp.asarray(1.0 + 0.5 * np.cos(2 * np.pi * grid.meshgrid()[0]))  # a grid field, split into blocks too
-        run = lambda m, u, dd: sciax.simulate(m, u, ts, {"D": dd}, method=pde.RK4(2e-6)).ys  # noqa: E731
+
+        def run(m, u, dd, ts=ts):
+            return sciax.simulate(m, u, ts, {"D": dd}, method=pde.RK4(2e-6)).ys
+
         sharded = parallel.shard(model, mesh)
         tag = f"heat{len(shape)}d_{type(bc).__name__}_o{order}_{'x'.join(map(str, mesh.devices.shape))}"
         report(tag, rel(run(sharded, u0, d), run(model, u0, d)))
         if not grad:
             continue
-        loss = lambda m: jax.grad(lambda dd: jnp.sum(run(m, u0, dd)[-1] ** 2))(d)  # noqa: E731
+
+        def loss(m, run=run, u0=u0, d=d):
+            return jax.grad(lambda dd: jnp.sum(run(m, u0, dd)[-1] ** 2))(d)
+
         report(tag + "_grad", rel(loss(sharded), loss(model)))
     # An adaptive ODE method: global error norms, block-wise right-hand sides.
     grid = pde.Grid((32, 16), 1.0)
     model = pde.fd.heat(grid, bc=pde.Dirichlet(0.0), order=2)
     kw = dict(method=sciax.ode.Tsit5(), rtol=1e-8, atol=1e-10)
     ts = np.linspace(0.0, 2e-4, 3)
-    report("heat2d_tsit5", rel(sciax.simulate(parallel.shard(model, slab), gaussian(grid), ts, {"D": 1.0}, **kw).ys,
-                               sciax.simulate(model, gaussian(grid), ts, {"D": 1.0}, **kw).ys))
+    report(
+        "heat2d_tsit5",
+        rel(
+            sciax.simulate(parallel.shard(model, slab), gaussian(grid), ts, {"D": 1.0}, **kw).ys,
+            sciax.simulate(model, gaussian(grid), ts, {"D": 1.0}, **kw).ys,
+        ),
+    )
 
 
 def fd_sponge(slab, pencil):
     """Sponge layers along the sharded axes: each block damps with its slice of the whole grid's profile."""
-    for shape, bc, mesh, grad in [((64, 16), ((pde.Sponge(12, 40.0), pde.Sponge(6, 20.0)), pde.Neumann()), slab, True),
-                                  ((32, 16), pde.Sponge(5, 30.0), pencil, False)]:
+    for shape, bc, mesh, grad in [
+        ((64, 16), ((pde.Sponge(12, 40.0), pde.Sponge(6, 20.0)), pde.Neumann()), slab, True),
+        ((32, 16), pde.Sponge(5, 30.0), pencil, False),
+    ]:
         grid = pde.Grid(shape, 1.0)
         model = pde.fd.heat(grid, bc=bc, order=4)
         u0, ts = gaussian(grid) + 1.0, np.linspace(0.0, 4e-4, 3)  # + 1: the layers have something to damp
         d = jnp.asarray(1.0 + 0.5 * np.cos(2 * np.pi * grid.meshgrid()[0]))
-        run = lambda m, dd: sciax.simulate(m, u0, ts, {"D": dd}, method=pde.RK4(2e-5)).ys  # noqa: E731
+
+        def run(m, dd, u0=u0, ts=ts):
+            return sciax.simulate(m, u0, ts, {"D": dd}, method=pde.RK4(2e-5)).ys
+
         sharded = parallel.shard(model, mesh)
         tag = f"sponge2d_o4_{'x'.join(map(str, mesh.devices.shape))}"
         report(tag, rel(run(sharded, d), run(model, d)))
         if grad:
-            loss = lambda m: jax.grad(lambda dd: jnp.sum(run(m, dd)[-1] ** 2))(d)  # noqa: E731
+
+            def loss(m, run=run, d=d):
+                return jax.grad(lambda dd: jnp.sum(run(m, dd)[-1] ** 2))(d)
+
             report(tag + "_grad", rel(loss(sharded), loss(model)))
 
 
 def wave(slab, pencil):
-    for shape, mesh, bc, order, grad in [((64, 48), slab, pde.Neumann(), 8, True), ((32, 16, 16), pencil, pde.Dirichlet(0.0), 4, False)]:
+    for shape, mesh, bc, order, grad in [
+        ((64, 48), slab, pde.Neumann(), 8, True),
+        ((32, 16, 16), pencil, pde.Dirichlet(0.0), 4, False),
+    ]:
         grid = pde.Grid(shape, 1.0)
         model = pde.AcousticWave(grid, f0=10.0, bc=bc, order=order)
         c = jnp.asarray(1.0 + 0.3 * gaussian(grid, 0.05))
         y0 = {"p": gaussian(grid, 0.005), "v": jnp.zeros(shape)}
         ts = np.linspace(0.0, 0.03, 3)
-        run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc}, method=pde.Leapfrog(1e-3), save="p").ys["p"]  # noqa: E731
+
+        def run(m, cc, y0=y0, ts=ts):
+            return sciax.simulate(m, y0, ts, {"c": cc}, method=pde.Leapfrog(1e-3), save="p").ys["p"]
+
         sharded = parallel.shard(model, mesh)
         tag = f"wave{len(shape)}d_o{order}"
         report(tag, rel(run(sharded, c), run(model, c)))
@@ -103,7 +132,10 @@ def wave(slab, pencil):
             continue
         # Full-waveform-inversion style gradient of a data misfit with respect to the velocity model.
         data = run(model, jnp.ones(shape))
-        misfit = lambda m: jax.grad(lambda cc: jnp.sum((run(m, cc) - data) ** 2))(c)  # noqa: E731
+
+        def misfit(m, run=run, data=data, c=c):
+            return jax.grad(lambda cc: jnp.sum((run(m, cc) - data) ** 2))(c)
+
         report(tag + "_fwi_grad", rel(misfit(sharded), misfit(model)))
 
 
@@ -116,76 +148,142 @@ def wave_placed(slab, pencil):
         c = jnp.asarray(2000.0 + 300 * gaussian(grid, 500.0))
         y0 = {"p": jnp.zeros(shape), "v": jnp.zeros(shape)}
         ts, src = np.arange(0, 121, 40) * 2e-3, jnp.array([[25, 20], [9, 37]])
-        run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc, "source": src}, method=pde.Leapfrog(2e-3, checkpoint=16),  # noqa: E731
-                                           save=("p", "seismogram")).ys
+
+        def run(m, cc, y0=y0, ts=ts, src=src):
+            return sciax.simulate(
+                m,
+                y0,
+                ts,
+                {"c": cc, "source": src},
+                method=pde.Leapfrog(2e-3, checkpoint=16),
+                save=("p", "seismogram"),
+            ).ys
+
         sharded = parallel.shard(model, mesh)
         out, ref = run(sharded, c), run(model, c)
         tag = f"placed{'x'.join(map(str, mesh.devices.shape))}_o{order}"
         report(tag + "_p", rel(out["p"], ref["p"]))
         report(tag + "_seismogram", rel(out["seismogram"], ref["seismogram"]))
-        loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)  # noqa: E731
+
+        def loss(m, run=run, c=c):
+            return jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)
+
         report(tag + "_grad", rel(loss(sharded), loss(model)))
     # The same with wide halos exchanged every 2 steps (the second source also lies in a neighbour's halo).
     shape, order = (128, 48), 4
     grid = pde.Grid(shape, 10.0 * shape[0])
-    model = pde.AcousticWave(grid, f0=15.0, bc=pde.CPML(8), order=order, receivers=[(6, j) for j in range(4, 44, 3)] + [(40, 30)])
+    model = pde.AcousticWave(
+        grid, f0=15.0, bc=pde.CPML(8), order=order, receivers=[(6, j) for j in range(4, 44, 3)] + [(40, 30)]
+    )
     c = jnp.asarray(2000.0 + 300 * gaussian(grid, 500.0))
     y0 = {"p": jnp.zeros(shape), "v": jnp.zeros(shape)}
     ts, src = np.arange(0, 121, 40) * 2e-3, jnp.array([[9, 37], [25, 20]])
-    run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc, "source": src}, method=pde.Leapfrog(2e-3, checkpoint=16),  # noqa: E731
-                                       save=("p", "seismogram")).ys
+
+    def run(m, cc):
+        return sciax.simulate(
+            m,
+            y0,
+            ts,
+            {"c": cc, "source": src},
+            method=pde.Leapfrog(2e-3, checkpoint=16),
+            save=("p", "seismogram"),
+        ).ys
+
     sharded = parallel.shard(model, slab, halo_every=2)
     out, ref = run(sharded, c), run(model, c)
     report("wideplaced8_o4_k2_p", rel(out["p"], ref["p"]))
     report("wideplaced8_o4_k2_seismogram", rel(out["seismogram"], ref["seismogram"]))
-    loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)  # noqa: E731
+
+    def loss(m):
+        return jax.grad(lambda cc: jnp.sum(run(m, cc)["seismogram"] ** 2))(c)
+
     report("wideplaced8_o4_k2_grad", rel(loss(sharded), loss(model)))
 
 
 def wide_halo(slab, pencil):
     """halo_every=k: wide halos exchanged every k steps, the same result as every step and as unsharded."""
-    for shape, mesh, bc, order, k, grad in [((64, 48), slab, pde.Neumann(), 2, 4, True),
-                                            ((64, 32), slab, pde.Periodic(), 4, 2, False),
-                                            ((32, 16, 16), pencil, pde.Dirichlet(0.0), 2, 2, False)]:
+    for shape, mesh, bc, order, k, grad in [
+        ((64, 48), slab, pde.Neumann(), 2, 4, True),
+        ((64, 32), slab, pde.Periodic(), 4, 2, False),
+        ((32, 16, 16), pencil, pde.Dirichlet(0.0), 2, 2, False),
+    ]:
         grid = pde.Grid(shape, 1.0)
         model = pde.AcousticWave(grid, f0=10.0, bc=bc, order=order)
         c = jnp.asarray(1.0 + 0.3 * gaussian(grid, 0.05))
         y0 = {"p": gaussian(grid, 0.005), "v": jnp.zeros(shape)}
         ts = np.linspace(0.0, 0.032, 3)
-        run = lambda m, cc: sciax.simulate(m, y0, ts, {"c": cc}, method=pde.Leapfrog(1e-3), save="p").ys["p"]  # noqa: E731
+
+        def run(m, cc, y0=y0, ts=ts):
+            return sciax.simulate(m, y0, ts, {"c": cc}, method=pde.Leapfrog(1e-3), save="p").ys["p"]
+
         sharded = parallel.shard(model, mesh, halo_every=k)
         tag = f"wide{len(shape)}d_{type(bc).__name__}_o{order}_k{k}"
         report(tag, rel(run(sharded, c), run(model, c)))
         if grad:
-            loss = lambda m: jax.grad(lambda cc: jnp.sum(run(m, cc) ** 2))(c)  # noqa: E731
+
+            def loss(m, run=run, c=c):
+                return jax.grad(lambda cc: jnp.sum(run(m, cc) ** 2))(c)
+
             report(tag + "_grad", rel(loss(sharded), loss(model)))
     # RK4 on method-of-lines models: a step reads 4 * rhs_reach (order - 1) points; Sponge layers sharded too.
-    for shape, bc, order, k, grad in [((256, 8), pde.Dirichlet(0.5), 2, 4, True), ((384, 8), pde.Neumann(), 4, 2, True),
-                                      ((128, 8), (pde.Sponge(20, 40.0), pde.Neumann()), 2, 2, False)]:
+    for shape, bc, order, k, grad in [
+        ((256, 8), pde.Dirichlet(0.5), 2, 4, True),
+        ((384, 8), pde.Neumann(), 4, 2, True),
+        ((128, 8), (pde.Sponge(20, 40.0), pde.Neumann()), 2, 2, False),
+    ]:
         grid = pde.Grid(shape, 1.0)
         model = pde.fd.heat(grid, bc=bc, order=order)
         u0, ts = gaussian(grid, 0.005) + 1.0, np.arange(3) * 16e-6
         d = jnp.asarray(1.0 + 0.5 * np.cos(2 * np.pi * grid.meshgrid()[0]))
-        run = lambda m, dd: sciax.simulate(m, u0, ts, {"D": dd}, method=pde.RK4(2e-6)).ys  # noqa: E731
+
+        def run(m, dd, u0=u0, ts=ts):
+            return sciax.simulate(m, u0, ts, {"D": dd}, method=pde.RK4(2e-6)).ys
+
         sharded = parallel.shard(model, slab, halo_every=k)
         tag = f"widerk4_{type(bc[0] if isinstance(bc, tuple) else bc).__name__}_o{order}_k{k}"
         report(tag, rel(run(sharded, d), run(model, d)))
         if grad:
-            loss = lambda m: jax.grad(lambda dd: jnp.sum(run(m, dd)[-1] ** 2))(d)  # noqa: E731
+
+            def loss(m, run=run, d=d):
+                return jax.grad(lambda dd: jnp.sum(run(m, dd)[-1] ** 2))(d)
+
             report(tag + "_grad", rel(loss(sharded), loss(model)))
     wave = pde.AcousticWave(pde.Grid((64, 48), 1.0), f0=10.0, bc=pde.Neumann())
     y0 = {"p": jnp.zeros((64, 48)), "v": jnp.zeros((64, 48))}
-    expect_error("wide_halo_wider_than_shard", lambda: parallel.shard(
-        pde.AcousticWave(pde.Grid((128, 40), 1.0), f0=10.0, bc=pde.Neumann(), order=8), slab, halo_every=2))
-    expect_error("wide_halo_interval_not_multiple", lambda: sciax.simulate(
-        parallel.shard(wave, slab, halo_every=4), y0, np.linspace(0.0, 0.03, 2), {"c": 1.0}, method=pde.Leapfrog(1e-3)))
+    expect_error(
+        "wide_halo_wider_than_shard",
+        lambda: parallel.shard(
+            pde.AcousticWave(pde.Grid((128, 40), 1.0), f0=10.0, bc=pde.Neumann(), order=8), slab, halo_every=2
+        ),
+    )
+    expect_error(
+        "wide_halo_interval_not_multiple",
+        lambda: sciax.simulate(
+            parallel.shard(wave, slab, halo_every=4),
+            y0,
+            np.linspace(0.0, 0.03, 2),
+            {"c": 1.0},
+            method=pde.Leapfrog(1e-3),
+        ),
+    )
     # Fits Leapfrog's halo (2 x 1 points) at shard time, not RK4's (2 x 4 x 1, 16 taken by the outer blocks of 8).
-    expect_error("wide_halo_rk4_wider_than_shard", lambda: sciax.simulate(
-        parallel.shard(wave, slab, halo_every=2), y0, np.linspace(0.0, 4e-4, 2), {"c": 1.0}, method=pde.RK4(1e-4)))
+    expect_error(
+        "wide_halo_rk4_wider_than_shard",
+        lambda: sciax.simulate(
+            parallel.shard(wave, slab, halo_every=2), y0, np.linspace(0.0, 4e-4, 2), {"c": 1.0}, method=pde.RK4(1e-4)
+        ),
+    )
     heat = pde.fd.heat(pde.Grid((128, 8), 1.0), bc=pde.Neumann())
-    expect_error("wide_halo_adaptive_method", lambda: sciax.simulate(
-        parallel.shard(heat, slab, halo_every=2), gaussian(heat.grid), np.linspace(0.0, 1e-4, 2), {"D": 1.0},
-        method=sciax.ode.Tsit5()))
+    expect_error(
+        "wide_halo_adaptive_method",
+        lambda: sciax.simulate(
+            parallel.shard(heat, slab, halo_every=2),
+            gaussian(heat.grid),
+            np.linspace(0.0, 1e-4, 2),
+            {"D": 1.0},
+            method=sciax.ode.Tsit5(),
+        ),
+    )
 
 
 def spectral(slab, pencil):
@@ -194,22 +292,37 @@ def spectral(slab, pencil):
     w0 = jnp.asarray(np.sin(x) * np.cos(2 * y) + 0.3 * np.cos(3 * x + y))
     model = pde.spectral.navier_stokes_2d(grid, forcing_mode=4)
     ts = np.linspace(0.0, 0.2, 3)
-    run = lambda m, nu: sciax.simulate(m, w0, ts, {"nu": nu, "forcing": 0.5}, method=pde.ETDRK4(dt=0.05)).ys  # noqa: E731
+
+    def run(m, nu):
+        return sciax.simulate(m, w0, ts, {"nu": nu, "forcing": 0.5}, method=pde.ETDRK4(dt=0.05)).ys
+
     sharded = parallel.shard(model, slab)
     compiled = jax.jit(lambda nu: run(sharded, nu)).lower(1e-2).compile()
     print(f"gathers ns2d: {'all-gather' in compiled.as_text()}", flush=True)  # the distributed FFT gathers nothing
     report("ns2d_slab", rel(compiled(1e-2), run(model, 1e-2)))
-    report("ns2d_grad", rel(jax.grad(lambda nu: jnp.sum(run(sharded, nu) ** 2))(1e-2),
-                            jax.grad(lambda nu: jnp.sum(run(model, nu) ** 2))(1e-2)))
+    report(
+        "ns2d_grad",
+        rel(
+            jax.grad(lambda nu: jnp.sum(run(sharded, nu) ** 2))(1e-2),
+            jax.grad(lambda nu: jnp.sum(run(model, nu) ** 2))(1e-2),
+        ),
+    )
     grid1 = pde.Grid(128, 32 * np.pi)
     u0 = jnp.asarray(np.cos(grid1.coords()[0] / 16) * (1 + np.sin(grid1.coords()[0] / 16)))
     ks = pde.spectral.kuramoto_sivashinsky(grid1)
-    run1 = lambda m, u: sciax.simulate(m, u, np.linspace(0.0, 2.0, 3), None, method=pde.ETDRK4(dt=0.25)).ys  # noqa: E731
+
+    def run1(m, u):
+        return sciax.simulate(m, u, np.linspace(0.0, 2.0, 3), None, method=pde.ETDRK4(dt=0.25)).ys
+
     report("ks_slab", rel(run1(parallel.shard(ks, slab), u0), run1(ks, u0)))
     grid3 = pde.Grid((16, 16, 8), 2 * np.pi)
     u3 = jnp.asarray(np.sin(grid3.meshgrid()[0]) * np.cos(grid3.meshgrid()[1]) + np.cos(2 * grid3.meshgrid()[2]))
-    report("fft3d_pencil", rel(pde.spectral.to_spectral(u3, parallel.shard(pde.spectral.heat(grid3), pencil).local.grid),
-                               jnp.fft.rfftn(u3)))
+    report(
+        "fft3d_pencil",
+        rel(
+            pde.spectral.to_spectral(u3, parallel.shard(pde.spectral.heat(grid3), pencil).local.grid), jnp.fft.rfftn(u3)
+        ),
+    )
 
 
 def ensembles(slab, pencil):
@@ -223,25 +336,57 @@ def ensembles(slab, pencil):
     out = parallel.ensemble(model, y0, ts, {"nu": nus}, mesh=pencil, in_axes=(0, 0), method=method)
     report("ensemble", rel(out.ys, ref.ys))
     print(f"ensemble spec: {out.ys.sharding.spec}", flush=True)
-    loss = lambda f: jax.grad(lambda n: jnp.sum(f(n) ** 2))(nus)  # noqa: E731
-    report("ensemble_grad", rel(loss(lambda n: parallel.ensemble(model, y0, ts, {"nu": n}, mesh=slab, in_axes=(0, 0), method=method).ys),
-                                loss(lambda n: jax.vmap(lambda y, nu: sciax.simulate(model, y, ts, {"nu": nu}, method=method).ys)(y0, n))))
+
+    def loss(f):
+        return jax.grad(lambda n: jnp.sum(f(n) ** 2))(nus)
+
+    report(
+        "ensemble_grad",
+        rel(
+            loss(lambda n: parallel.ensemble(model, y0, ts, {"nu": n}, mesh=slab, in_axes=(0, 0), method=method).ys),
+            loss(lambda n: jax.vmap(lambda y, nu: sciax.simulate(model, y, ts, {"nu": nu}, method=method).ys)(y0, n)),
+        ),
+    )
 
 
 def bad_input(slab, pencil):
     heat = pde.fd.heat(pde.Grid((30, 16), 1.0), bc=pde.Neumann())
     expect_error("not_divisible", lambda: parallel.shard(heat, slab))
-    expect_error("halo_wider_than_shard", lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann(), order=8), slab))
-    expect_error("unknown_mesh_axis", lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann()), slab, axes=("w", None)))
+    expect_error(
+        "halo_wider_than_shard",
+        lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann(), order=8), slab),
+    )
+    expect_error(
+        "unknown_mesh_axis",
+        lambda: parallel.shard(pde.fd.heat(pde.Grid((32, 16), 1.0), bc=pde.Neumann()), slab, axes=("w", None)),
+    )
     expect_error("fft_sharded_last_axis", lambda: parallel.shard(pde.spectral.heat(pde.Grid((16, 16), 1.0)), pencil))
     expect_error("fft_1d_not_square_divisible", lambda: parallel.shard(pde.spectral.heat(pde.Grid(40, 1.0)), slab))
-    expect_error("ensemble_not_divisible", lambda: parallel.ensemble(
-        pde.spectral.heat(pde.Grid(16, 1.0)), jnp.ones((6, 16)), np.linspace(0, 1, 2), {"nu": 1.0}, mesh=slab, method=pde.ETDRK4(dt=0.5)))
+    expect_error(
+        "ensemble_not_divisible",
+        lambda: parallel.ensemble(
+            pde.spectral.heat(pde.Grid(16, 1.0)),
+            jnp.ones((6, 16)),
+            np.linspace(0, 1, 2),
+            {"nu": 1.0},
+            mesh=slab,
+            method=pde.ETDRK4(dt=0.5),
+        ),
+    )
 
 
 def main(names):
     slab, pencil = parallel.make_mesh("slab"), parallel.make_mesh("pencil")
-    for name in names or ("fd_heat", "fd_sponge", "wave", "wave_placed", "wide_halo", "spectral", "ensembles", "bad_input"):
+    for name in names or (
+        "fd_heat",
+        "fd_sponge",
+        "wave",
+        "wave_placed",
+        "wide_halo",
+        "spectral",
+        "ensembles",
+        "bad_input",
+    ):
         start = time.perf_counter()
         globals()[name](slab, pencil)
         print(f"seconds {name}: {time.perf_counter() - start:.1f}", flush=True)

@@ -29,7 +29,9 @@ def main(process_id: int, port: int) -> None:
     u0 = np.exp(-((x - 0.4) ** 2 + (y - 0.5) ** 2) / 0.02)
     model = pde.fd.heat(grid, bc=pde.Dirichlet(0.25), order=4)
     ts = np.linspace(0.0, 4e-5, 3)
-    sharded = sciax.simulate(parallel.shard(model, parallel.make_mesh("slab")), u0, ts, {"D": 1.0}, method=pde.RK4(2e-6))
+    sharded = sciax.simulate(
+        parallel.shard(model, parallel.make_mesh("slab")), u0, ts, {"D": 1.0}, method=pde.RK4(2e-6)
+    )
     ys = parallel.gather(sharded.ys)
     with jax.default_device(jax.local_devices()[0]):  # the single-device reference, on this process alone
         ref = np.asarray(sciax.simulate(model, u0, ts, {"D": 1.0}, method=pde.RK4(2e-6)).ys)

@@ -22,21 +22,51 @@ ROOT = Path(__file__).resolve().parents[2]
 TOL = 1e-12  # relative, float64
 
 EQUAL = [
-    "heat2d_Dirichlet_o8_8", "heat2d_Dirichlet_o8_8_grad", "heat3d_Periodic_o2_4x2", "heat2d_tsit5",
-    "sponge2d_o4_8", "sponge2d_o4_8_grad", "sponge2d_o4_4x2",
-    "wave2d_o8", "wave2d_o8_fwi_grad", "wave3d_o4",
-    "placed8_o4_p", "placed8_o4_seismogram", "placed8_o4_grad", "placed4x2_o2_p", "placed4x2_o2_seismogram", "placed4x2_o2_grad",
-    "wideplaced8_o4_k2_p", "wideplaced8_o4_k2_seismogram", "wideplaced8_o4_k2_grad",
-    "wide2d_Neumann_o2_k4", "wide2d_Neumann_o2_k4_grad", "wide2d_Periodic_o4_k2", "wide3d_Dirichlet_o2_k2",
-    "widerk4_Dirichlet_o2_k4", "widerk4_Dirichlet_o2_k4_grad", "widerk4_Neumann_o4_k2", "widerk4_Neumann_o4_k2_grad",
+    "heat2d_Dirichlet_o8_8",
+    "heat2d_Dirichlet_o8_8_grad",
+    "heat3d_Periodic_o2_4x2",
+    "heat2d_tsit5",
+    "sponge2d_o4_8",
+    "sponge2d_o4_8_grad",
+    "sponge2d_o4_4x2",
+    "wave2d_o8",
+    "wave2d_o8_fwi_grad",
+    "wave3d_o4",
+    "placed8_o4_p",
+    "placed8_o4_seismogram",
+    "placed8_o4_grad",
+    "placed4x2_o2_p",
+    "placed4x2_o2_seismogram",
+    "placed4x2_o2_grad",
+    "wideplaced8_o4_k2_p",
+    "wideplaced8_o4_k2_seismogram",
+    "wideplaced8_o4_k2_grad",
+    "wide2d_Neumann_o2_k4",
+    "wide2d_Neumann_o2_k4_grad",
+    "wide2d_Periodic_o4_k2",
+    "wide3d_Dirichlet_o2_k2",
+    "widerk4_Dirichlet_o2_k4",
+    "widerk4_Dirichlet_o2_k4_grad",
+    "widerk4_Neumann_o4_k2",
+    "widerk4_Neumann_o4_k2_grad",
     "widerk4_Sponge_o2_k2",
-    "ns2d_slab", "ns2d_grad", "ks_slab", "fft3d_pencil",
-    "ensemble", "ensemble_grad",
+    "ns2d_slab",
+    "ns2d_grad",
+    "ks_slab",
+    "fft3d_pencil",
+    "ensemble",
+    "ensemble_grad",
 ]
 BAD_INPUT = [
-    "not_divisible", "halo_wider_than_shard", "unknown_mesh_axis", "fft_sharded_last_axis",
-    "fft_1d_not_square_divisible", "ensemble_not_divisible",
-    "wide_halo_wider_than_shard", "wide_halo_interval_not_multiple", "wide_halo_rk4_wider_than_shard",
+    "not_divisible",
+    "halo_wider_than_shard",
+    "unknown_mesh_axis",
+    "fft_sharded_last_axis",
+    "fft_1d_not_square_divisible",
+    "ensemble_not_divisible",
+    "wide_halo_wider_than_shard",
+    "wide_halo_interval_not_multiple",
+    "wide_halo_rk4_wider_than_shard",
     "wide_halo_adaptive_method",
 ]
 
@@ -59,8 +89,14 @@ def _parse(text: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def eight():
-    proc = subprocess.run([sys.executable, "-m", "tests.parallel._eight_devices"], cwd=ROOT, env=_env(),
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.parallel._eight_devices"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0 and "done" in proc.stdout.splitlines(), proc.stdout[-3000:] + proc.stderr[-5000:]
     return _parse(proc.stdout)
 
@@ -85,8 +121,12 @@ def test_two_processes_equal_single_process():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "tests.parallel._two_processes"]
-    procs = [subprocess.Popen(cmd + [str(i), str(port)], cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            cmd + [str(i), str(port)], cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for i in range(2)
+    ]
     outs = []
     try:
         for p in procs:

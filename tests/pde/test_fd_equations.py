@@ -17,8 +17,9 @@ def test_heat_fourier_mode_decay(order):
     (x,) = g.coords()
     k, D, T = 3, 0.1, 0.5
     ts = jnp.linspace(0, T, 6)
-    sol = sciax.simulate(fd.heat(g, bc=P, order=order), jnp.asarray(np.sin(k * x)), ts, {"D": D},
-                         method=sciax.pde.RK4(1e-3))
+    sol = sciax.simulate(
+        fd.heat(g, bc=P, order=order), jnp.asarray(np.sin(k * x)), ts, {"D": D}, method=sciax.pde.RK4(1e-3)
+    )
     # The semi-discrete decay rate is D times the stencil's symbol at k h; the continuum one D k^2.
     exact = np.exp(-D * k**2 * T) * np.sin(k * x)
     assert np.max(np.abs(sol.ys[-1] - exact)) < (1e-2 if order == 2 else 5e-4)
@@ -97,17 +98,28 @@ def test_advection_diffusion_schemes_and_sponge():
 def test_burgers_gray_scott_fitzhugh_nagumo_run():
     g = sciax.pde.Grid(64, 2 * np.pi)
     (x,) = g.coords()
-    sol = sciax.simulate(fd.burgers(g, bc=P), jnp.asarray(np.sin(x)), jnp.array([0.0, 1.5]), {"nu": 1e-3},
-                         method=sciax.pde.RK4(0.01))
+    sol = sciax.simulate(
+        fd.burgers(g, bc=P), jnp.asarray(np.sin(x)), jnp.array([0.0, 1.5]), {"nu": 1e-3}, method=sciax.pde.RK4(0.01)
+    )
     u = sol.ys[-1]
     assert bool(jnp.all(jnp.isfinite(u))) and float(jnp.max(jnp.abs(u))) <= 1.0 + 1e-2  # shock, no overshoot
     g2 = sciax.pde.Grid((16, 16), 16.0)
     y0 = {"u": jnp.ones((16, 16)), "v": jnp.zeros((16, 16)).at[6:10, 6:10].set(0.5)}
-    gs = sciax.simulate(fd.gray_scott(g2, bc=P), y0, jnp.array([0.0, 2.0]),
-                        {"Du": 0.2, "Dv": 0.1, "F": 0.04, "k": 0.06}, method=sciax.pde.RK4(0.1))
+    gs = sciax.simulate(
+        fd.gray_scott(g2, bc=P),
+        y0,
+        jnp.array([0.0, 2.0]),
+        {"Du": 0.2, "Dv": 0.1, "F": 0.04, "k": 0.06},
+        method=sciax.pde.RK4(0.1),
+    )
     assert set(gs.to_xarray().data_vars) == {"u", "v"}
-    fhn = sciax.simulate(fd.fitzhugh_nagumo(g2, bc=sciax.pde.Neumann()), y0, jnp.array([0.0, 1.0]),
-                         {"Du": 0.1, "Dv": 1.0, "epsilon": 0.1, "a": 1.0, "b": 0.0}, method=sciax.pde.RK4(0.05))
+    fhn = sciax.simulate(
+        fd.fitzhugh_nagumo(g2, bc=sciax.pde.Neumann()),
+        y0,
+        jnp.array([0.0, 1.0]),
+        {"Du": 0.1, "Dv": 1.0, "epsilon": 0.1, "a": 1.0, "b": 0.0},
+        method=sciax.pde.RK4(0.05),
+    )
     assert bool(jnp.all(jnp.isfinite(fhn.ys["u"])))
 
 
@@ -117,8 +129,13 @@ def test_grad_through_heat():
     model = fd.heat(g, bc=P)
 
     def loss(d):
-        sol = sciax.simulate(model, jnp.asarray(np.sin(2 * np.pi * x)), jnp.array([0.0, 0.05]), {"D": d},
-                             method=sciax.pde.RK4(1e-3, checkpoint=8))
+        sol = sciax.simulate(
+            model,
+            jnp.asarray(np.sin(2 * np.pi * x)),
+            jnp.array([0.0, 0.05]),
+            {"D": d},
+            method=sciax.pde.RK4(1e-3, checkpoint=8),
+        )
         return jnp.sum(sol.ys[-1] ** 2)
 
     eps = 1e-6
@@ -157,4 +174,6 @@ def test_fixed_step_under_jit_with_python_number_params():
     jitted = jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(1e-4)).ys)(u0)
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-12)
     with pytest.raises(Exception, match="CFL"):
-        jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(5e-3)).ys)(u0).block_until_ready()
+        jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(5e-3)).ys)(
+            u0
+        ).block_until_ready()

@@ -26,8 +26,10 @@ def _fields(shape, bc, order, seed=1):
     model = W.AcousticWave(W.Grid(shape, 1.0), f0=5.0, bc=bc, order=order)
     params = {"c": jnp.asarray(1 + rng.random(shape)), "rho": jnp.asarray(1 + rng.random(shape))}
     prep = model.leapfrog_prepare(params, 1e-3)
-    memory = tuple(None if c is None else (jnp.asarray(rng.standard_normal(shape)), jnp.asarray(rng.standard_normal(shape)))
-                   for c in prep["cpml"])
+    memory = tuple(
+        None if c is None else (jnp.asarray(rng.standard_normal(shape)), jnp.asarray(rng.standard_normal(shape)))
+        for c in prep["cpml"]
+    )
     p, p_prev = (jnp.asarray(rng.standard_normal(shape)) for _ in range(2))
     return model, (jnp.asarray(0.1), p, p_prev, prep["k_dt2"], prep["inv_rho"], prep["cpml"], memory)
 
@@ -75,7 +77,9 @@ def test_leapfrog_loop_makes_no_padded_copy():
     y0 = {"p": jnp.zeros((n, n), jnp.float32), "v": jnp.zeros((n, n), jnp.float32)}
     params = {"c": jnp.full((n, n), 2000.0, jnp.float32), "source": jnp.asarray((n // 2, n // 2))}
     ts = np.arange(0, 201, 100) * 5e-4
-    run = jax.jit(lambda p: sciax.simulate(model, y0, ts, p, method=W.Leapfrog(5e-4, checkpoint=None), save="p").ys["p"])
+    run = jax.jit(
+        lambda p: sciax.simulate(model, y0, ts, p, method=W.Leapfrog(5e-4, checkpoint=None), save="p").ys["p"]
+    )
     text = run.lower(params).compile().as_text()
     full = f"f32[{n},{n}]"
     big = [line for line in text.splitlines() if "=" in line and full in line.split("=")[1][:20]]

@@ -35,7 +35,10 @@ def test_heat_modes_decay_exactly_2d():
 
 def _burgers_error(method_cls, dt):
     sol = sciax.simulate(
-        spectral.burgers(BURGERS_GRID), jnp.asarray(burgers_cole_hopf(BX, 0.0, NU)), jnp.array([0.0, 1.0]), {"nu": NU},
+        spectral.burgers(BURGERS_GRID),
+        jnp.asarray(burgers_cole_hopf(BX, 0.0, NU)),
+        jnp.array([0.0, 1.0]),
+        {"nu": NU},
         method=method_cls(dt=dt),
     )
     return np.abs(np.asarray(sol.ys[-1]) - burgers_cole_hopf(BX, 1.0, NU)).max()
@@ -56,7 +59,11 @@ def test_convergence_order_vs_cole_hopf(method_cls, order, dts):
 def test_burgers_matches_cole_hopf():
     ts = jnp.linspace(0.0, 2.0, 5)
     sol = sciax.simulate(
-        spectral.burgers(BURGERS_GRID), jnp.asarray(burgers_cole_hopf(BX, 0.0, NU)), ts, {"nu": NU}, method=pde.ETDRK4(dt=0.02)
+        spectral.burgers(BURGERS_GRID),
+        jnp.asarray(burgers_cole_hopf(BX, 0.0, NU)),
+        ts,
+        {"nu": NU},
+        method=pde.ETDRK4(dt=0.02),
     )
     ref = np.stack([burgers_cole_hopf(BX, t, NU) for t in np.asarray(ts)])
     np.testing.assert_allclose(np.asarray(sol.ys), ref, atol=1e-11)
@@ -70,7 +77,11 @@ def test_kdv_soliton_after_one_crossing():
     (x,) = g.coords()
     period = length / c
     sol = sciax.simulate(
-        spectral.kdv(g), jnp.asarray(kdv_soliton(x, 0.0, c, length)), jnp.array([0.0, period]), None, method=pde.ETDRK4(dt=0.01)
+        spectral.kdv(g),
+        jnp.asarray(kdv_soliton(x, 0.0, c, length)),
+        jnp.array([0.0, period]),
+        None,
+        method=pde.ETDRK4(dt=0.01),
     )
     err = np.abs(np.asarray(sol.ys[-1]) - kdv_soliton(x, period, c, length)).max()
     assert err < 1e-6, err
@@ -87,8 +98,10 @@ def test_kuramoto_sivashinsky_etdrk4_order_vs_implicit_reference():
     model = spectral.kuramoto_sivashinsky(g)
     ref = np.asarray(sciax.simulate(model, u0, ts, None, method=sciax.ode.Kvaerno5(), rtol=1e-12, atol=1e-12).ys[-1])
     errors = np.array(
-        [np.abs(np.asarray(sciax.simulate(model, u0, ts, None, method=pde.ETDRK4(dt=dt)).ys[-1]) - ref).max()
-         for dt in (0.25, 0.125, 0.0625)]
+        [
+            np.abs(np.asarray(sciax.simulate(model, u0, ts, None, method=pde.ETDRK4(dt=dt)).ys[-1]) - ref).max()
+            for dt in (0.25, 0.125, 0.0625)
+        ]
     )
     observed = np.log2(errors[:-1] / errors[1:])
     assert np.all(np.abs(observed - 4) < 0.3), (errors, observed)

@@ -72,7 +72,7 @@ def test_bad_model_pieces():
     bad_symbol = pde.SemilinearPDE(GRID, lambda k, p: jnp.ones(5))
     with pytest.raises(ValueError, match=r"does not broadcast to the spectral \(rfft\) shape \(9,\)"):
         sciax.simulate(bad_symbol, U0, TS, None, method=pde.ETDRK4(dt=0.05))
-    bad_n = pde.SemilinearPDE(GRID, lambda k, p: -k[0] ** 2, lambda t, u, p, g: u[:4])
+    bad_n = pde.SemilinearPDE(GRID, lambda k, p: -(k[0] ** 2), lambda t, u, p, g: u[:4])
     with pytest.raises(ValueError, match=r"nonlinear.*returned shape \(4,\)"):
         sciax.simulate(bad_n, U0, TS, None, method=pde.ETDRK4(dt=0.05))
 
@@ -88,13 +88,15 @@ def test_blow_up_is_reported():
     assert not bool(sol.success)
 
 
-@pytest.mark.parametrize("bc", ["dirichlet", pde.Dirichlet(0.0), (pde.Periodic(), pde.Neumann())], ids=["str", "dirichlet", "mixed"])
+@pytest.mark.parametrize(
+    "bc", ["dirichlet", pde.Dirichlet(0.0), (pde.Periodic(), pde.Neumann())], ids=["str", "dirichlet", "mixed"]
+)
 def test_non_periodic_bc_points_to_fd_models(bc):
     g = pde.Grid((8, 8), 1.0)
     with pytest.raises(ValueError, match=r"sciax\.pde\.fd"):
         spectral.navier_stokes_2d(g, bc=bc)
     with pytest.raises(ValueError, match=r"sciax\.pde\.fd"):
-        pde.SemilinearPDE(g, lambda k, p: -k[0] ** 2, bc=bc)
+        pde.SemilinearPDE(g, lambda k, p: -(k[0] ** 2), bc=bc)
     # periodic spelled every accepted way is fine
     for ok in ("periodic", pde.Periodic(), (pde.Periodic(), pde.Periodic())):
         spectral.heat(g, bc=ok)
@@ -111,7 +113,9 @@ def test_grid_sizes_the_method_cannot_use():
         spectral.navier_stokes_3d(pde.Grid((8, 8), 1.0))
     gs = spectral.gray_scott(pde.Grid((8, 8), 1.0))
     with pytest.raises(ValueError, match=r"expected \(2, 8, 8\)"):
-        sciax.simulate(gs, jnp.zeros((8, 8)), TS, {"Du": 1.0, "Dv": 1.0, "F": 0.0, "kappa": 0.0}, method=pde.ETDRK4(dt=0.05))
+        sciax.simulate(
+            gs, jnp.zeros((8, 8)), TS, {"Du": 1.0, "Dv": 1.0, "F": 0.0, "kappa": 0.0}, method=pde.ETDRK4(dt=0.05)
+        )
 
 
 @pytest.mark.parametrize("cls", [pde.IFRK4, pde.CNAB2])

@@ -19,7 +19,9 @@ def test_taylor_green_vorticity_decays_exactly():
     k, nu, mu = 2.0, 0.05, 0.1
     w0 = -2 * k * np.cos(k * X2) * np.cos(k * Y2)  # curl of (cos kx sin ky, -sin kx cos ky)
     ts = jnp.array([0.0, 0.5, 1.0])
-    sol = sciax.simulate(spectral.navier_stokes_2d(G2), jnp.asarray(w0), ts, {"nu": nu, "drag": mu}, method=pde.ETDRK4(dt=0.05))
+    sol = sciax.simulate(
+        spectral.navier_stokes_2d(G2), jnp.asarray(w0), ts, {"nu": nu, "drag": mu}, method=pde.ETDRK4(dt=0.05)
+    )
     for t, w in zip(np.asarray(ts), np.asarray(sol.ys)):
         np.testing.assert_allclose(w, w0 * np.exp(-(2 * nu * k**2 + mu) * t), atol=1e-12)
 
@@ -32,8 +34,11 @@ def test_kolmogorov_forcing_drives_the_laminar_flow():
     k_f = 2 * np.pi * mode / (4 * np.pi)
     rate = nu * k_f**2 + mu
     sol = sciax.simulate(
-        spectral.navier_stokes_2d(g, forcing_mode=mode), jnp.zeros(g.shape), jnp.array([0.0, 2.0]),
-        {"nu": nu, "drag": mu, "forcing": amp}, method=pde.ETDRK4(dt=0.1),
+        spectral.navier_stokes_2d(g, forcing_mode=mode),
+        jnp.zeros(g.shape),
+        jnp.array([0.0, 2.0]),
+        {"nu": nu, "drag": mu, "forcing": amp},
+        method=pde.ETDRK4(dt=0.1),
     )
     expected = amp * k_f * np.cos(k_f * y) * (1 - np.exp(-rate * 2.0)) / rate
     np.testing.assert_allclose(np.asarray(sol.ys[-1]), expected, atol=1e-12)
@@ -45,7 +50,9 @@ def test_beltrami_abc_flow_decays_exactly_3d():
     a, b, c = 1.0, 0.7, 0.4  # curl u = u (k = 1): u x omega = 0
     u0 = np.stack([a * np.sin(z) + c * np.cos(y), b * np.sin(x) + a * np.cos(z), c * np.sin(y) + b * np.cos(x)])
     np.testing.assert_allclose(np.asarray(spectral.curl(jnp.asarray(u0), g)), u0, atol=1e-13)
-    sol = sciax.simulate(spectral.navier_stokes_3d(g), jnp.asarray(u0), jnp.array([0.0, 1.0]), {"nu": 0.1}, method=pde.ETDRK4(dt=0.1))
+    sol = sciax.simulate(
+        spectral.navier_stokes_3d(g), jnp.asarray(u0), jnp.array([0.0, 1.0]), {"nu": 0.1}, method=pde.ETDRK4(dt=0.1)
+    )
     np.testing.assert_allclose(np.asarray(sol.ys[-1]), u0 * np.exp(-0.1), atol=1e-12)
     assert sol.to_xarray()["velocity"].dims == ("time", "field", "x", "y", "z")
 
@@ -96,7 +103,11 @@ def test_cahn_hilliard_conserves_mass_and_lowers_energy():
     (x,) = g.coords()
     u0 = 0.1 + 0.3 * np.cos(x) + 0.2 * np.sin(3 * x + 0.4)
     p = {"mobility": 1.0, "gamma": 0.2}
-    ys = np.asarray(sciax.simulate(spectral.cahn_hilliard(g), jnp.asarray(u0), jnp.linspace(0, 2.0, 5), p, method=pde.ETDRK4(dt=0.01)).ys)
+    ys = np.asarray(
+        sciax.simulate(
+            spectral.cahn_hilliard(g), jnp.asarray(u0), jnp.linspace(0, 2.0, 5), p, method=pde.ETDRK4(dt=0.01)
+        ).ys
+    )
     np.testing.assert_allclose(ys.mean(axis=1), 0.1, atol=1e-13)
     ux = [np.asarray(spectral.derivative(jnp.asarray(u), g)) for u in ys]
     energy = [np.mean((u**2 - 1) ** 2 / 4 + 0.2 / 2 * d**2) for u, d in zip(ys, ux)]

@@ -33,7 +33,9 @@ def test_convergence_order_vs_cole_hopf(cls, order, dts):
 def test_ifrk4_exact_for_linear_model():
     g = pde.Grid(16, 2 * np.pi)
     (x,) = g.coords()
-    sol = sciax.simulate(spectral.heat(g), jnp.asarray(np.cos(3 * x)), jnp.array([0.0, 1.0]), {"nu": 0.5}, method=pde.IFRK4(dt=0.5))
+    sol = sciax.simulate(
+        spectral.heat(g), jnp.asarray(np.cos(3 * x)), jnp.array([0.0, 1.0]), {"nu": 0.5}, method=pde.IFRK4(dt=0.5)
+    )
     np.testing.assert_allclose(np.asarray(sol.ys[-1]), np.exp(-4.5) * np.cos(3 * x), atol=1e-14)
 
 

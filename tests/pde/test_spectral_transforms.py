@@ -119,5 +119,5 @@ def test_vmap_over_initial_conditions_and_params_2d(name):
     ps = jax.tree_util.tree_map(lambda v: v * scale, p)
     batched = jax.vmap(run)(y0s, ps)
     for i in range(3):
-        one = run(y0s[i], jax.tree_util.tree_map(lambda v: v[i], ps))
+        one = run(y0s[i], jax.tree_util.tree_map(lambda v, i=i: v[i], ps))
         np.testing.assert_allclose(np.asarray(batched[i]), np.asarray(one), rtol=1e-12, atol=1e-14)

@@ -31,7 +31,9 @@ def test_curl_3d_and_curl_of_gradient_vanishes():
     a, b, c = 1.0, 2 * np.pi / 3.0, 2 * np.pi / 5.0
     v = np.stack([np.sin(b * y), np.cos(c * z) * np.sin(a * x), np.cos(a * x)])
     # curl = (dw/dy - dv/dz, du/dz - dw/dx, dv/dx - du/dy)
-    expected = np.stack([c * np.sin(c * z) * np.sin(a * x), a * np.sin(a * x), a * np.cos(c * z) * np.cos(a * x) - b * np.cos(b * y)])
+    expected = np.stack(
+        [c * np.sin(c * z) * np.sin(a * x), a * np.sin(a * x), a * np.cos(c * z) * np.cos(a * x) - b * np.cos(b * y)]
+    )
     np.testing.assert_allclose(np.asarray(spectral.curl(jnp.asarray(v), G3)), expected, atol=1e-12)
     phi = jnp.asarray(np.sin(a * x) * np.cos(2 * b * y) * np.sin(c * z))
     grad = jnp.stack(spectral.gradient(phi, G3))
@@ -82,7 +84,9 @@ def test_leray_projection():
     np.testing.assert_allclose(np.asarray(spectral.divergence(projected, G3)), 0.0, atol=1e-12)
 
 
-@pytest.mark.parametrize("n, fraction, largest", [(12, 2 / 3, 3), (128, 2 / 3, 42), (64, 0.5, 15), (15, 0.5, 3), (16, 1.0, 7)])
+@pytest.mark.parametrize(
+    "n, fraction, largest", [(12, 2 / 3, 3), (128, 2 / 3, 42), (64, 0.5, 15), (15, 0.5, 3), (16, 1.0, 7)]
+)
 def test_dealias_fraction(n, fraction, largest):
     mask = spectral.dealias_mask(pde.Grid(n, 1.0), fraction)
     assert int(np.max(np.nonzero(mask)[0])) == largest and mask[: largest + 1].all()

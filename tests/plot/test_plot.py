@@ -32,19 +32,29 @@ def ks_run() -> xr.Dataset:
     grid = sciax.pde.Grid((32,), (32.0,))
     x = np.asarray(grid.coords()[0])
     model = sciax.pde.spectral.kuramoto_sivashinsky(grid)
-    sol = sciax.simulate(model, jnp.asarray(0.5 * np.sin(2 * np.pi * x / 32)), jnp.linspace(0.0, 4.0, 9),
-                         method=sciax.pde.ETDRK4(dt=0.25))
+    sol = sciax.simulate(
+        model,
+        jnp.asarray(0.5 * np.sin(2 * np.pi * x / 32)),
+        jnp.linspace(0.0, 4.0, 9),
+        method=sciax.pde.ETDRK4(dt=0.25),
+    )
     return sol.to_xarray()
 
 
 def field_2d() -> xr.DataArray:
     t, y, x = np.linspace(0, 3, 7), np.linspace(0, 1, 5), np.linspace(0, 2, 6)
     values = np.sin(t[:, None, None] + y[None, :, None]) * np.cos(x[None, None, :])
-    return xr.DataArray(values, dims=("time", "y", "x"), coords={"time": ("time", t, {"units": "s"}), "y": y, "x": x},
-                        name="u", attrs={"long_name": "height", "units": "m"})
+    return xr.DataArray(
+        values,
+        dims=("time", "y", "x"),
+        coords={"time": ("time", t, {"units": "s"}), "y": y, "x": x},
+        name="u",
+        attrs={"long_name": "height", "units": "m"},
+    )
 
 
 # ---- trajectory_spread -----------------------------------------------------------------------------
+
 
 def test_trajectory_spread_draws_median_bands_traces_per_variable():
     ds = lv_ensemble()
@@ -98,6 +108,7 @@ def test_trajectory_spread_rejects_extra_dims_and_non_xarray():
 
 # ---- field_snapshots / space_time --------------------------------------------------------------------
 
+
 def test_field_snapshots_2d_shares_one_colour_scale():
     da = field_2d()
     fig = plot.field_snapshots(da, n=3)
@@ -150,14 +161,21 @@ def test_field_snapshots_and_space_time_bad_input():
 
 # ---- seismograms ----------------------------------------------------------------------------------------
 
+
 @functools.cache
 def gather() -> xr.DataArray:
     n, dt = 24, 2e-3
     grid = sciax.pde.Grid((n, n), n * 10.0)
     model = sciax.pde.AcousticWave(grid, f0=20.0, bc=sciax.pde.CPML(6), receivers=[(3, j) for j in range(2, 22, 4)])
     state = {"p": jnp.zeros((n, n)), "v": jnp.zeros((n, n))}
-    sol = sciax.simulate(model, state, jnp.arange(121) * dt, {"c": 1500.0, "source": jnp.array([12, 12])},
-                         method=sciax.pde.Leapfrog(dt), save="seismogram")
+    sol = sciax.simulate(
+        model,
+        state,
+        jnp.arange(121) * dt,
+        {"c": 1500.0, "source": jnp.array([12, 12])},
+        method=sciax.pde.Leapfrog(dt),
+        save="seismogram",
+    )
     return model.seismograms(sol)
 
 
@@ -203,27 +221,55 @@ def test_seismograms_need_one_gather():
 
 # ---- posterior_pairs, sobol_bars -------------------------------------------------------------------------
 
+
 def fake_posterior():
-    import arviz as az
+    from sciax import _arviz
 
     rng = np.random.default_rng(0)
-    draws = {"alpha": 0.5 + 0.05 * rng.standard_normal((2, 100)), "beta": 0.03 + 0.01 * rng.standard_normal((2, 100)),
-             "y0": 10 + rng.standard_normal((2, 100, 2))}
-    return az.from_dict(posterior=draws)
+    draws = {
+        "alpha": 0.5 + 0.05 * rng.standard_normal((2, 100)),
+        "beta": 0.03 + 0.01 * rng.standard_normal((2, 100)),
+        "y0": 10 + rng.standard_normal((2, 100, 2)),
+    }
+    return _arviz.inference_data({"posterior": _arviz.dataset(draws, {}, {})})
 
 
 def test_posterior_pairs_marks_the_reference():
-    axes = plot.posterior_pairs(fake_posterior(), ["alpha", "beta"], reference={"alpha": 0.5, "beta": 0.03},
-                                kind="scatter")
+    axes = plot.posterior_pairs(
+        fake_posterior(), ["alpha", "beta"], reference={"alpha": 0.5, "beta": 0.03}, kind="scatter"
+    )
     assert axes.shape == (2, 2)
     joint = axes[1, 0]
     marker = [line for line in joint.lines if line.get_marker() == "o"]
     assert len(marker) == 1 and marker[0].get_xdata()[0] == pytest.approx(0.5)
     assert marker[0].get_ydata()[0] == pytest.approx(0.03)
-    diag = [line for line in axes[0, 0].lines if np.allclose(line.get_xdata(), 0.5)]
-    assert diag  # the true value on the marginal
+    for i, (name, value) in enumerate([("alpha", 0.5), ("beta", 0.03)]):
+        _assert_marks_value_axis(axes[i, i], value, name)
     kde = plot.posterior_pairs(fake_posterior(), ["alpha", "beta"])  # default kind="kde"
     assert np.asarray(kde).shape == (2, 2)
+
+
+def _assert_marks_value_axis(ax, value, name):
+    """The reference crosses the marginal along the axis that carries the parameter's values.
+
+    ArviZ may draw a marginal on its side (0.x rotates the last one of two); the
+    value axis is the one whose limits span the draws, not the density's [0, max].
+    """
+    lo, hi = (0.2, 0.8) if name == "alpha" else (-0.05, 0.12)
+    x_is_value = lo <= ax.get_xlim()[0] < ax.get_xlim()[1] <= hi
+    y_is_value = lo <= ax.get_ylim()[0] < ax.get_ylim()[1] <= hi
+    assert x_is_value != y_is_value, (name, ax.get_xlim(), ax.get_ylim())
+    lines = [line for line in ax.lines if line.get_color() == "C3"]
+    assert len(lines) == 1, name
+    along = lines[0].get_xdata() if x_is_value else lines[0].get_ydata()
+    np.testing.assert_allclose(np.asarray(along, dtype=float), value)
+
+
+def test_posterior_pairs_vector_variable_and_rotated_marginals():
+    axes = plot.posterior_pairs(fake_posterior(), ["beta", "y0"], reference={"beta": 0.03, "y0": [10.0, 11.0]})
+    assert axes.shape == (3, 3)  # beta, y0[0], y0[1]
+    marker = [line for line in axes[2, 1].lines if line.get_marker() == "o"]
+    assert len(marker) == 1 and marker[0].get_xdata()[0] == 10.0 and marker[0].get_ydata()[0] == 11.0
 
 
 def test_posterior_pairs_bad_input():

@@ -10,16 +10,26 @@ from numpyro.infer.util import log_density
 import sciax
 
 OBS = np.stack([sciax.prob.load_lynx_hare()["hare"].values, sciax.prob.load_lynx_hare()["lynx"].values], -1)
-VALUES = {"alpha": 0.55, "beta": 0.028, "gamma": 0.8, "delta": 0.024, "y0": jnp.array([30.0, 4.0]),
-          "sigma": jnp.array([0.25, 0.25])}
+VALUES = {
+    "alpha": 0.55,
+    "beta": 0.028,
+    "gamma": 0.8,
+    "delta": 0.024,
+    "y0": jnp.array([30.0, 4.0]),
+    "sigma": jnp.array([0.25, 0.25]),
+}
 
 
 def _model(**kwargs):
     return sciax.prob.SimulationModel(
-        sciax.ode.lotka_volterra(), jnp.arange(21.0),
+        sciax.ode.lotka_volterra(),
+        jnp.arange(21.0),
         priors={k: dist.LogNormal(0.0, 1.0) for k in ("alpha", "beta", "gamma", "delta")},
         y0=dist.LogNormal(jnp.log(10.0), 1.0).expand([2]).to_event(1),
-        likelihood=sciax.prob.LogNormalLikelihood(dist.LogNormal(-1.0, 1.0)), rtol=1e-10, atol=1e-10, **kwargs,
+        likelihood=sciax.prob.LogNormalLikelihood(dist.LogNormal(-1.0, 1.0)),
+        rtol=1e-10,
+        atol=1e-10,
+        **kwargs,
     )
 
 

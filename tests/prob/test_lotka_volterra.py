@@ -1,6 +1,5 @@
 """Lotka-Volterra on the lynx-hare data: the posterior of Carpenter's Stan case study (2018)."""
 
-import arviz as az
 import diffrax
 import jax.numpy as jnp
 import numpy as np
@@ -8,6 +7,7 @@ import numpyro.distributions as dist
 import pytest
 
 import sciax
+from sciax import _arviz
 
 
 def lynx_hare_model() -> tuple[sciax.prob.SimulationModel, np.ndarray]:
@@ -30,17 +30,30 @@ def lynx_hare_model() -> tuple[sciax.prob.SimulationModel, np.ndarray]:
 def test_lynx_hare_posterior_matches_the_stan_case_study():
     model, obs = lynx_hare_model()
     result = sciax.prob.infer(
-        model, obs, num_warmup=500, num_samples=500, num_chains=4, dense_mass=True, seed=0,
-        log_likelihood=False, posterior_predictive=False,
+        model,
+        obs,
+        num_warmup=500,
+        num_samples=500,
+        num_chains=4,
+        dense_mass=True,
+        seed=0,
+        log_likelihood=False,
+        posterior_predictive=False,
     )
     table = sciax.prob.summary(result, print_table=False)
     # r_hat itself, not the summary table's two-decimal rounding of it.
-    rhat = az.rhat(result["posterior"][[n for n in result["posterior"].data_vars if n != "prediction"]])
+    posterior = _arviz.group(result, "posterior")
+    rhat = _arviz.arviz().rhat(posterior[[n for n in posterior.data_vars if n != "prediction"]])
     worst = max(float(rhat[name].max()) for name in rhat.data_vars)
     assert worst < 1.01, table
     assert table.attrs["num_divergences"] == 0
     post = result["posterior"]
     # Posterior means reported by the case study.
-    for name, expected, tol in (("alpha", 0.55, 0.03), ("beta", 0.028, 0.003), ("gamma", 0.80, 0.04), ("delta", 0.024, 0.002)):
+    for name, expected, tol in (
+        ("alpha", 0.55, 0.03),
+        ("beta", 0.028, 0.003),
+        ("gamma", 0.80, 0.04),
+        ("delta", 0.024, 0.002),
+    ):
         np.testing.assert_allclose(float(post[name].mean()), expected, atol=tol, err_msg=name)
     assert post["y0"].dims == ("chain", "draw", "state")

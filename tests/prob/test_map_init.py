@@ -31,20 +31,40 @@ def test_starts_are_jittered_copies_of_the_mode():
     # Independent reference: Nelder-Mead (derivative-free) on the same potential from the prior median.
     potential = _potential(model)
     unravel = ravel_pytree(jax.tree_util.tree_map(lambda a: a[0], starts))[1]
-    reference = scipy.optimize.minimize(lambda x: float(potential(unravel(jnp.asarray(x)))), np.array([np.log(0.5), 0.0]),
-                                        method="Nelder-Mead", options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000})
+    reference = scipy.optimize.minimize(
+        lambda x: float(potential(unravel(jnp.asarray(x)))),
+        np.array([np.log(0.5), 0.0]),
+        method="Nelder-Mead",
+        options={"xatol": 1e-8, "fatol": 1e-10, "maxiter": 4000},
+    )
     np.testing.assert_allclose(np.asarray(flat.mean(0)), reference.x, atol=0.05)
     assert float(potential(unravel(flat.mean(0)))) < reference.fun + 0.5
 
 
 def test_infer_starts_at_the_mode_by_default_and_accepts_numpyro_strategies():
     model = decay_model()
-    result = sciax.prob.infer(model, OBS, num_warmup=50, num_samples=50, num_chains=2, seed=1,
-                              log_likelihood=False, posterior_predictive=False)
+    result = sciax.prob.infer(
+        model,
+        OBS,
+        num_warmup=50,
+        num_samples=50,
+        num_chains=2,
+        seed=1,
+        log_likelihood=False,
+        posterior_predictive=False,
+    )
     np.testing.assert_allclose(float(result["posterior"]["k"].mean()), 0.6, atol=0.1)
-    dispersed = sciax.prob.infer(model, OBS, num_warmup=50, num_samples=50, num_chains=2, seed=1,
-                                 init_strategy=numpyro.infer.init_to_median(), log_likelihood=False,
-                                 posterior_predictive=False)
+    dispersed = sciax.prob.infer(
+        model,
+        OBS,
+        num_warmup=50,
+        num_samples=50,
+        num_chains=2,
+        seed=1,
+        init_strategy=numpyro.infer.init_to_median(),
+        log_likelihood=False,
+        posterior_predictive=False,
+    )
     np.testing.assert_allclose(float(dispersed["posterior"]["k"].mean()), 0.6, atol=0.1)
 
 

@@ -17,7 +17,10 @@ CHAINS, DRAWS = 4, 1000
 
 
 def conjugate():
-    """mu ~ N(0, 1), y_i ~ N(mu, 1), sigma ~ LogNormal(0, 1) unused by the data: posterior mu ~ N(sum y / (n + 1), 1 / (n + 1))."""
+    """mu ~ N(0, 1), y_i ~ N(mu, 1), sigma ~ LogNormal(0, 1) unused by the data.
+
+    Posterior: mu ~ N(sum y / (n + 1), 1 / (n + 1)).
+    """
     mu = numpyro.sample("mu", dist.Normal(0.0, 1.0))
     numpyro.sample("sigma", dist.LogNormal(0.0, 1.0))
     numpyro.deterministic("mu2", 2 * mu)
@@ -31,8 +34,19 @@ def _starts():
 def test_matches_the_exact_posterior_and_numpyro_mcmc():
     key = jax.random.PRNGKey(0)
     template = {"mu": jnp.zeros(()), "sigma": jnp.zeros(())}
-    lowered = lower_nuts_program(conjugate, (), {}, template, key, CHAINS, num_warmup=500, num_samples=DRAWS,
-                                 dense_mass=True, target_accept_prob=0.8, max_tree_depth=10)
+    lowered = lower_nuts_program(
+        conjugate,
+        (),
+        {},
+        template,
+        key,
+        CHAINS,
+        num_warmup=500,
+        num_samples=DRAWS,
+        dense_mass=True,
+        target_accept_prob=0.8,
+        max_tree_depth=10,
+    )
     post, stats = run_nuts_program(lowered.compile(), _starts(), key)
     assert post["mu"].shape == (CHAINS, DRAWS) and post["sigma"].shape == (CHAINS, DRAWS)
     np.testing.assert_array_equal(post["mu2"], 2 * post["mu"])  # deterministic sites, constrained space
@@ -47,11 +61,21 @@ def test_matches_the_exact_posterior_and_numpyro_mcmc():
     np.testing.assert_allclose(np.log(post["sigma"]).std(), 1.0, rtol=0.08)  # the prior: log sigma ~ N(0, 1)
     # lp is the log density in the unconstrained space: log p(mu, sigma, y) + log sigma (the Jacobian of exp).
     mu, sigma = post["mu"][:, :5], post["sigma"][:, :5]
-    expected = (stats_norm.logpdf(mu) + stats_lognorm.logpdf(sigma, 1.0) + np.log(sigma)
-                + stats_norm.logpdf(Y[:, None, None], mu).sum(0))
+    expected = (
+        stats_norm.logpdf(mu)
+        + stats_lognorm.logpdf(sigma, 1.0)
+        + np.log(sigma)
+        + stats_norm.logpdf(Y[:, None, None], mu).sum(0)
+    )
     np.testing.assert_allclose(stats["lp"][:, :5], expected, rtol=1e-10)
-    mcmc = MCMC(NUTS(conjugate, dense_mass=True), num_warmup=500, num_samples=DRAWS, num_chains=CHAINS,
-                chain_method="vectorized", progress_bar=False)
+    mcmc = MCMC(
+        NUTS(conjugate, dense_mass=True),
+        num_warmup=500,
+        num_samples=DRAWS,
+        num_chains=CHAINS,
+        chain_method="vectorized",
+        progress_bar=False,
+    )
     mcmc.run(jax.random.PRNGKey(1), init_params=_starts())
     theirs = mcmc.get_samples()["mu"]
     np.testing.assert_allclose(post["mu"].mean(), float(theirs.mean()), atol=0.03)
@@ -59,8 +83,9 @@ def test_matches_the_exact_posterior_and_numpyro_mcmc():
 
 
 def test_infer_uses_it_for_map_starts_and_numpyro_mcmc_otherwise():
-    kwargs = dict(num_warmup=300, num_samples=300, num_chains=2, seed=0, log_likelihood=False,
-                  posterior_predictive=False)
+    kwargs = dict(
+        num_warmup=300, num_samples=300, num_chains=2, seed=0, log_likelihood=False, posterior_predictive=False
+    )
     ours = sciax.prob.infer(conjugate, init_strategy="map", **kwargs)
     sequential = sciax.prob.infer(conjugate, init_strategy="map", chain_method="sequential", **kwargs)
     for result in (ours, sequential):

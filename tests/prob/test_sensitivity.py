@@ -61,8 +61,13 @@ def test_time_resolved_indices_of_a_trajectory():
         return sciax.simulate(model, jnp.array([p["y0"]]), ts, {"k": p["k"]}).ys[:, 0]
 
     ds = sciax.prob.sobol_indices(
-        trajectory, {"k": (0.5, 1.5), "y0": (1.0, 2.0)}, 2**10, num_resamples=20, chunk_size=1000,
-        output_dims=("time",), output_coords={"time": ts},
+        trajectory,
+        {"k": (0.5, 1.5), "y0": (1.0, 2.0)},
+        2**10,
+        num_resamples=20,
+        chunk_size=1000,
+        output_dims=("time",),
+        output_coords={"time": ts},
     )
     assert ds["S1"].dims == ("parameter", "time")
     st = ds["ST"]
@@ -108,7 +113,15 @@ def test_local_sensitivity_of_exponential_decay(mode):
     np.testing.assert_allclose(ds["y"].sel(parameter="k").values, -t * 2.0 * np.exp(-0.7 * t), atol=1e-8)
     np.testing.assert_allclose(ds["y"].sel(parameter="unused").values, 0.0, atol=1e-12)
     rel = sciax.prob.local_sensitivity(
-        model, jnp.array([2.0]), ts, {"k": 0.7, "unused": 1.0}, relative=True, mode=mode, rtol=1e-10, atol=1e-10, **options
+        model,
+        jnp.array([2.0]),
+        ts,
+        {"k": 0.7, "unused": 1.0},
+        relative=True,
+        mode=mode,
+        rtol=1e-10,
+        atol=1e-10,
+        **options,
     )
     np.testing.assert_allclose(rel["y"].sel(parameter="k").values, -0.7 * t, atol=1e-5)
 

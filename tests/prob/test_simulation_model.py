@@ -78,7 +78,9 @@ def test_model_composes_with_numpyro_handlers():
     model = decay_model()
     conditioned = numpyro.handlers.condition(model, {"k": 0.3, "y0": jnp.array([2.0])})
     trace = numpyro.handlers.trace(numpyro.handlers.seed(conditioned, 0)).get_trace()
-    np.testing.assert_allclose(trace["prediction"]["value"][:, 0], 2.0 * np.exp(-0.3 * np.asarray(DECAY_TIMES)), rtol=1e-5)
+    np.testing.assert_allclose(
+        trace["prediction"]["value"][:, 0], 2.0 * np.exp(-0.3 * np.asarray(DECAY_TIMES)), rtol=1e-5
+    )
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,10 @@ def main(out_dir: str | Path = "sciax-demo", n_members: int = 10_000, *, quick: 
         print()
         print("\n".join(part["lines"]))
         print(f"  wrote {' and '.join(str(p) for p in part['paths'])} ({wall[name]:.1f} s for this part)")
-    print(f"\nTotal: {sum(wall.values()):.1f} s "
-          f"(ensemble {wall['ensemble']:.1f} s, PDE {wall['pde']:.1f} s, inference {wall['inference']:.1f} s)")
+    print(
+        f"\nTotal: {sum(wall.values()):.1f} s "
+        f"(ensemble {wall['ensemble']:.1f} s, PDE {wall['pde']:.1f} s, inference {wall['inference']:.1f} s)"
+    )
     for part, seconds in wall.items():
         parts[part]["timings"]["total_s"] = seconds
     return parts

@@ -50,7 +50,7 @@ def run_ensemble(n_members: int = 10_000, chunk: int = 1_000, t_end: float = 40.
     start = time.perf_counter()
     for lo in tqdm(range(0, n_members, chunk), desc="Lotka–Volterra ensemble", unit="chunk"):
         sl = slice(lo, lo + chunk)
-        sol = solve_chunk(_pad(y0[sl], chunk), jax.tree.map(lambda a: _pad(a[sl], chunk), params))
+        sol = solve_chunk(_pad(y0[sl], chunk), jax.tree.map(lambda a, sl=sl: _pad(a[sl], chunk), params))
         jax.block_until_ready(sol.ys)
         pieces.append(jax.device_get(sol))
     timings["run_s"] = time.perf_counter() - start

@@ -40,8 +40,17 @@ def run_inference(num_warmup: int = 150, num_samples: int = 150, num_chains: int
     start = time.perf_counter()
     with jax.enable_x64(True):
         model, obs = lynx_hare_model()
-        result = prob.infer(model, obs, num_warmup=num_warmup, num_samples=num_samples, num_chains=num_chains,
-                            dense_mass=True, seed=seed, log_likelihood=False, posterior_predictive=False)
+        result = prob.infer(
+            model,
+            obs,
+            num_warmup=num_warmup,
+            num_samples=num_samples,
+            num_chains=num_chains,
+            dense_mass=True,
+            seed=seed,
+            log_likelihood=False,
+            posterior_predictive=False,
+        )
     # Sampling time includes compilation, which dominates a run this short.
     return result, {"run_s": time.perf_counter() - start}
 
@@ -53,7 +62,7 @@ def inference_part(out_dir: Path, num_warmup: int = 150, num_samples: int = 150,
     start = time.perf_counter()
     nc = out_dir / "posterior.nc"
     result.to_netcdf(str(nc))
-    axes = plot.posterior_pairs(result, list(RATES), reference=STAN_MEANS, figsize=(9, 8), textsize=10)
+    axes = plot.posterior_pairs(result, list(RATES), reference=STAN_MEANS, figsize=(9, 8))
     fig = np.ravel(axes)[0].figure
     fig.suptitle(f"Lynx–hare posterior ({num_chains} x {num_samples} NUTS draws); red: Stan case-study means")
     png = out_dir / "posterior.png"

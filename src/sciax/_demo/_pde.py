@@ -44,10 +44,17 @@ def run_gray_scott(n: int = 64, length: float = 1.25, t_end: float = 10_000.0, d
     timings["run_s"] = time.perf_counter() - start
     stacked = sol.to_xarray()["concentration"]  # dims (time, field, x, y)
     ds = xr.Dataset(
-        {name: stacked.isel(field=i, drop=True).assign_attrs(long_name=f"{name} concentration", units="1")
-         for i, name in enumerate(("u", "v"))},
-        attrs={"model": "Gray-Scott (spectral)", "method": f"ETDRK4(dt={dt:g})", "success": int(bool(sol.success)),
-               "steps": int(round(t_end / dt)), **{k: float(v) for k, v in PARAMS.items()}},
+        {
+            name: stacked.isel(field=i, drop=True).assign_attrs(long_name=f"{name} concentration", units="1")
+            for i, name in enumerate(("u", "v"))
+        },
+        attrs={
+            "model": "Gray-Scott (spectral)",
+            "method": f"ETDRK4(dt={dt:g})",
+            "success": int(bool(sol.success)),
+            "steps": int(round(t_end / dt)),
+            **{k: float(v) for k, v in PARAMS.items()},
+        },
     )
     return ds, timings
 

@@ -89,7 +89,8 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
     payload = blob[end + 1 :]
     if len(payload) != n_bytes:
         raise CheckpointError(
-            f"{where} is truncated or padded: its header announces {n_bytes} bytes of state, the file holds {len(payload)}"
+            f"{where} is truncated or padded: its header announces {n_bytes} bytes of state, "
+            f"the file holds {len(payload)}"
         )
     if _checksum(meta, payload) != expected:
         raise CheckpointError(f"{where} is corrupt: the sha256 checksum of its contents does not match its header")
@@ -97,9 +98,13 @@ def read_checkpoint(path: str | os.PathLike) -> Checkpoint:
         with np.load(io.BytesIO(payload), allow_pickle=False) as archive:
             state = tuple(archive[f"arr_{i}"] for i in range(len(meta["state_leaves"])))
         checkpoint = Checkpoint(
-            chunks_done=int(meta["chunks_done"]), n_chunks=int(meta["n_chunks"]),
-            rows_written=int(meta["rows_written"]), time=float(meta["time"]), done=bool(meta["done"]),
-            fingerprint=dict(meta["fingerprint"]), state=state,
+            chunks_done=int(meta["chunks_done"]),
+            n_chunks=int(meta["n_chunks"]),
+            rows_written=int(meta["rows_written"]),
+            time=float(meta["time"]),
+            done=bool(meta["done"]),
+            fingerprint=dict(meta["fingerprint"]),
+            state=state,
         )
     except (ValueError, KeyError, TypeError, OSError) as err:
         raise CheckpointError(f"{where} is corrupt: its contents do not decode ({err})") from None

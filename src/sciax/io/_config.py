@@ -106,8 +106,21 @@ def parse_config(data: dict[str, Any], *, source: str = "<config>", base: str | 
     elif not isinstance(checkpoint, bool):
         raise ConfigError(f"{at('output')} checkpoint: expected true, false or a path string, got {checkpoint!r:.80}")
     netcdf = None if "netcdf" not in out.data else base / _path(out, "netcdf", ".nc")
-    return RunConfig(source=source, model_name=name, dtype=dtype, model=model, params=params, y0=y0, ts=ts,
-                     method=method, options=options, output=output, chunk=chunk, checkpoint=checkpoint, netcdf=netcdf)
+    return RunConfig(
+        source=source,
+        model_name=name,
+        dtype=dtype,
+        model=model,
+        params=params,
+        y0=y0,
+        ts=ts,
+        method=method,
+        options=options,
+        output=output,
+        chunk=chunk,
+        checkpoint=checkpoint,
+        netcdf=netcdf,
+    )
 
 
 def run_config(config: RunConfig | str | os.PathLike, *, overwrite: bool = False, progress: bool = True) -> RunSummary:
@@ -123,10 +136,22 @@ def run_config(config: RunConfig | str | os.PathLike, *, overwrite: bool = False
             "jax.config.update('jax_enable_x64', True) before running (the `sciax run` command does this)"
         )
     y0 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, dtype=config.dtype), config.y0)
-    return run(config.model, y0, config.ts, config.params, method=config.method, output=config.output,
-               chunk=config.chunk, checkpoint=config.checkpoint, overwrite=overwrite, netcdf=config.netcdf,
-               progress=progress, description=config.model_name, **config.options,
-               attrs={"model": config.model_name, "method": type(config.method).__name__, "config": config.source})
+    return run(
+        config.model,
+        y0,
+        config.ts,
+        config.params,
+        method=config.method,
+        output=config.output,
+        chunk=config.chunk,
+        checkpoint=config.checkpoint,
+        overwrite=overwrite,
+        netcdf=config.netcdf,
+        progress=progress,
+        description=config.model_name,
+        **config.options,
+        attrs={"model": config.model_name, "method": type(config.method).__name__, "config": config.source},
+    )
 
 
 def _model_options(t: Table, spec: ModelSpec) -> dict[str, Any]:
@@ -153,8 +178,10 @@ def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> tuple[Grid | Non
         raise ConfigError(f"{where}: missing section; {name!r} is a PDE and needs shape and lengths")
     if spec.kind != FD and isinstance(data, dict) and ("bc" in data or "bc_value" in data):
         key = "bc" if "bc" in data else "bc_value"
-        raise ConfigError(f"{where}: unknown key {key!r}; {name!r} is a spectral model, periodic on every axis "
-                          "(boundary conditions are for the fd_* models); allowed: lengths, origin, shape")
+        raise ConfigError(
+            f"{where}: unknown key {key!r}; {name!r} is a spectral model, periodic on every axis "
+            "(boundary conditions are for the fd_* models); allowed: lengths, origin, shape"
+        )
     t = Table(data, where, ("shape", "lengths", "origin", *(("bc", "bc_value") if spec.kind == FD else ())))
     shape = t.numbers("shape", integer=True, scalar_ok=True)
     if len(shape) not in spec.ndims or not all(n >= 2 for n in shape):
@@ -162,7 +189,9 @@ def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> tuple[Grid | Non
         raise ConfigError(f"{where} shape: {name!r} needs {dims} dimension(s), each of >= 2 points; got {shape!r}")
     lengths = t.numbers("lengths", positive=True, scalar_ok=True)
     if len(lengths) not in (1, len(shape)):
-        raise ConfigError(f"{where} lengths: expected one number or {len(shape)} (one per axis of shape), got {lengths!r}")
+        raise ConfigError(
+            f"{where} lengths: expected one number or {len(shape)} (one per axis of shape), got {lengths!r}"
+        )
     origin = t.numbers("origin", None, length=len(shape), scalar_ok=False)
     grid = Grid(tuple(shape), tuple(lengths), origin)
     return grid, (_boundaries(t, grid) if spec.kind == FD else None)
@@ -201,7 +230,9 @@ def _params(data: Any, where: str, spec: ModelSpec, name: str, grid: Grid | None
     allowed = spec.params + spec.vectors + tuple(k for k, _ in spec.optional)
     if data is None:
         if spec.params or spec.vectors:
-            raise ConfigError(f"{where}: missing section; {name!r} needs params {', '.join(spec.params + spec.vectors)}")
+            raise ConfigError(
+                f"{where}: missing section; {name!r} needs params {', '.join(spec.params + spec.vectors)}"
+            )
         data = {}
     t = Table(data, where, allowed)
     values: dict[str, Any] = {key: t.number(key, positive=key in spec.positive) for key in spec.params}
@@ -238,9 +269,11 @@ def _check_stable(method: AbstractMethod, model: AbstractModel, params, dt: floa
     except (ValueError, TypeError) as err:
         raise ConfigError(f"{params_where}: {err}") from None
     if limit is not None and dt > float(limit):
-        raise ConfigError(f"{where} dt: {type(method).__name__} is unstable for this model, grid and params above "
-                          f"dt = {float(limit):.6g} (CFL condition); got dt = {dt:g}. Use a smaller dt, or an "
-                          "implicit method (CrankNicolson, BackwardEuler) or an adaptive one (Kvaerno5)")
+        raise ConfigError(
+            f"{where} dt: {type(method).__name__} is unstable for this model, grid and params above "
+            f"dt = {float(limit):.6g} (CFL condition); got dt = {dt:g}. Use a smaller dt, or an "
+            "implicit method (CrankNicolson, BackwardEuler) or an adaptive one (Kvaerno5)"
+        )
 
 
 def _times(data: Any, where: str, dt: float | None, method_where: str) -> np.ndarray:
@@ -252,11 +285,15 @@ def _times(data: Any, where: str, dt: float | None, method_where: str) -> np.nda
     every = t.number("save_every", positive=True)
     n = _whole((end - start) / every)
     if n is None:
-        raise ConfigError(f"{where} save_every: expected a value dividing end - start = {end - start:g} "
-                          f"into a whole number of intervals, got {every:g} ({(end - start) / every:g} intervals)")
+        raise ConfigError(
+            f"{where} save_every: expected a value dividing end - start = {end - start:g} "
+            f"into a whole number of intervals, got {every:g} ({(end - start) / every:g} intervals)"
+        )
     if dt is not None and _whole(every / dt) is None:
-        raise ConfigError(f"{method_where} dt: the method takes fixed steps, so dt must divide [time] save_every "
-                          f"= {every:g} into a whole number of steps; got dt = {dt:g} ({every / dt:g} steps)")
+        raise ConfigError(
+            f"{method_where} dt: the method takes fixed steps, so dt must divide [time] save_every "
+            f"= {every:g} into a whole number of steps; got dt = {dt:g} ({every / dt:g} steps)"
+        )
     return start + every * np.arange(n + 1)
 
 

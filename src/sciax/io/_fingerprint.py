@@ -66,8 +66,10 @@ def describe(obj: Any, _depth: int = 0) -> Any:
 
 
 def _describe_code(code: types.CodeType, depth: int) -> Any:
-    consts = [_describe_code(c, depth + 1) if isinstance(c, types.CodeType) else describe(c, depth + 1)
-              for c in code.co_consts]
+    consts = [
+        _describe_code(c, depth + 1) if isinstance(c, types.CodeType) else describe(c, depth + 1)
+        for c in code.co_consts
+    ]
     return {"bytes": hashlib.sha256(code.co_code).hexdigest(), "consts": consts, "names": list(code.co_names)}
 
 

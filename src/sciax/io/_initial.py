@@ -23,8 +23,9 @@ def _constant(t: Table, grid: Grid) -> np.ndarray:
 def _sine(t: Table, grid: Grid) -> np.ndarray:
     modes = t.numbers("modes", [1] * grid.ndim, length=grid.ndim, integer=True, scalar_ok=True)
     modes = modes * grid.ndim if len(modes) == 1 else modes
-    phase = sum(2 * np.pi * m * (x - o) / length
-                for m, x, o, length in zip(modes, grid.meshgrid(), grid.origin, grid.lengths))
+    phase = sum(
+        2 * np.pi * m * (x - o) / length for m, x, o, length in zip(modes, grid.meshgrid(), grid.origin, grid.lengths)
+    )
     return t.number("offset", 0.0) + t.number("amplitude", 1.0) * np.sin(phase)
 
 
@@ -69,8 +70,10 @@ def initial_state(data: object, source: str, spec: ModelSpec, grid: Grid | None)
     t = Table(data, where, spec.fields)
     missing = [f for f in spec.fields if f not in t.data]
     if missing:
-        raise ConfigError(f"{where}: missing table [initial.{missing[0]}]; this model needs one per field "
-                          f"({', '.join(spec.fields)}), each with its own generator")
+        raise ConfigError(
+            f"{where}: missing table [initial.{missing[0]}]; this model needs one per field "
+            f"({', '.join(spec.fields)}), each with its own generator"
+        )
     fields = {f: _field(t.data[f], f"{source} [initial.{f}]", grid) for f in spec.fields}
     return fields if spec.kind == FD else np.stack(list(fields.values()))
 

@@ -24,7 +24,8 @@ class ModelSpec:
     `build()` (ODE), `build(grid)` (spectral) or `build(grid, bc=..., **options)` (FD)
     returns the model. `params` are required, `optional` maps optional params to
     their defaults, `vectors` are params given as one number per grid axis (e.g. a
-    velocity), `positive` the params that must be > 0 (diffusivities). `options` maps the extra `[model]` keys a model takes to their
+    velocity), `positive` the params that must be > 0 (diffusivities). `options` maps
+    the extra `[model]` keys a model takes to their
     allowed values (the first is the default). `state` names the components of an
     ODE state, `fields` the fields of a multi-field PDE (stacked along a leading
     axis for spectral models, a dict for FD models); `ndims` the grid dimensions
@@ -46,7 +47,9 @@ class ModelSpec:
 _ORDER = (("order", FD_ORDERS),)
 
 MODELS: dict[str, ModelSpec] = {
-    "lotka_volterra": ModelSpec(ODE, ode.lotka_volterra, ("alpha", "beta", "gamma", "delta"), state=("prey", "predator")),
+    "lotka_volterra": ModelSpec(
+        ODE, ode.lotka_volterra, ("alpha", "beta", "gamma", "delta"), state=("prey", "predator")
+    ),
     "van_der_pol": ModelSpec(ODE, ode.van_der_pol, ("mu",), state=("x", "v")),
     "robertson": ModelSpec(ODE, ode.robertson, ("k1", "k2", "k3"), state=("y1", "y2", "y3")),
     "heat": ModelSpec(SPECTRAL, spectral.heat, ("nu",), positive=("nu",)),
@@ -56,18 +59,32 @@ MODELS: dict[str, ModelSpec] = {
     "allen_cahn": ModelSpec(SPECTRAL, spectral.allen_cahn, ("epsilon",)),
     "cahn_hilliard": ModelSpec(SPECTRAL, spectral.cahn_hilliard, ("mobility", "gamma")),
     "swift_hohenberg": ModelSpec(SPECTRAL, spectral.swift_hohenberg, ("r", "kc"), optional=(("g", 0.0),)),
-    "gray_scott": ModelSpec(SPECTRAL, spectral.gray_scott, ("Du", "Dv", "F", "kappa"), positive=("Du", "Dv"),
-                           fields=("u", "v")),
+    "gray_scott": ModelSpec(
+        SPECTRAL, spectral.gray_scott, ("Du", "Dv", "F", "kappa"), positive=("Du", "Dv"), fields=("u", "v")
+    ),
     "navier_stokes_2d": ModelSpec(SPECTRAL, spectral.navier_stokes_2d, ("nu",), optional=(("drag", 0.0),), ndims=(2,)),
     # Finite differences (sciax.pde.fd): any boundary conditions, stencil order 2-8.
     "fd_heat": ModelSpec(FD, fd.heat, ("D",), positive=("D",), options=_ORDER),
-    "fd_advection_diffusion": ModelSpec(FD, fd.advection_diffusion, ("D",), vectors=("velocity",), positive=("D",),
-                                        options=(*_ORDER, ("scheme", ("central", "upwind", "weno5")))),
+    "fd_advection_diffusion": ModelSpec(
+        FD,
+        fd.advection_diffusion,
+        ("D",),
+        vectors=("velocity",),
+        positive=("D",),
+        options=(*_ORDER, ("scheme", ("central", "upwind", "weno5"))),
+    ),
     "fd_burgers": ModelSpec(FD, fd.burgers, ("nu",), positive=("nu",), options=_ORDER, ndims=(1,)),
-    "fd_gray_scott": ModelSpec(FD, fd.gray_scott, ("Du", "Dv", "F", "k"), positive=("Du", "Dv"), options=_ORDER,
-                              fields=("u", "v")),
-    "fd_fitzhugh_nagumo": ModelSpec(FD, fd.fitzhugh_nagumo, ("Du", "Dv", "epsilon", "a", "b"), positive=("Du", "Dv"),
-                                    options=_ORDER, fields=("u", "v")),
+    "fd_gray_scott": ModelSpec(
+        FD, fd.gray_scott, ("Du", "Dv", "F", "k"), positive=("Du", "Dv"), options=_ORDER, fields=("u", "v")
+    ),
+    "fd_fitzhugh_nagumo": ModelSpec(
+        FD,
+        fd.fitzhugh_nagumo,
+        ("Du", "Dv", "epsilon", "a", "b"),
+        positive=("Du", "Dv"),
+        options=_ORDER,
+        fields=("u", "v"),
+    ),
 }
 
 
@@ -85,16 +102,24 @@ class MethodSpec:
     dt_option: bool = False
 
 
-_ADAPTIVE = {name: MethodSpec(getattr(ode, name), "adaptive") for name in ("Tsit5", "Dopri5", "Dopri8", "Kvaerno5", "Rodas5P")}
+_ADAPTIVE = {
+    name: MethodSpec(getattr(ode, name), "adaptive") for name in ("Tsit5", "Dopri5", "Dopri8", "Kvaerno5", "Rodas5P")
+}
 
 # Per model kind, the methods a config may name. FD models are integrated by the method of
 # lines: the adaptive sciax.ode methods, or sciax.pde's fixed-step RK4 (CFL-checked) and the
 # implicit theta methods. Leapfrog/AcousticWave are left out: a leapfrog run carries two time
 # levels but outputs observations, so a chunk could not restart from the stored output.
 METHODS: dict[str, dict[str, MethodSpec]] = {
-    ODE: {**_ADAPTIVE, **{name: MethodSpec(getattr(ode, name), "dt", dt_option=True) for name in ("Euler", "Heun", "RK4")}},
+    ODE: {
+        **_ADAPTIVE,
+        **{name: MethodSpec(getattr(ode, name), "dt", dt_option=True) for name in ("Euler", "Heun", "RK4")},
+    },
     SPECTRAL: {name: MethodSpec(getattr(pde, name), "dt") for name in ("ETDRK1", "ETDRK2", "ETDRK4", "IFRK4", "CNAB2")},
-    FD: {**_ADAPTIVE, **{name: MethodSpec(getattr(pde, name), "dt") for name in ("RK4", "BackwardEuler", "CrankNicolson")}},
+    FD: {
+        **_ADAPTIVE,
+        **{name: MethodSpec(getattr(pde, name), "dt") for name in ("RK4", "BackwardEuler", "CrankNicolson")},
+    },
 }
 
 

@@ -91,7 +91,9 @@ def run(
         raise TypeError(f"run: model must be a sciax.AbstractModel, got {type(model).__name__}")
     method = model.default_method() if method is None else method
     if not isinstance(method, AbstractMethod):
-        raise TypeError(f"run: method must be a sciax.AbstractMethod instance such as sciax.ode.Tsit5(), got {method!r}")
+        raise TypeError(
+            f"run: method must be a sciax.AbstractMethod instance such as sciax.ode.Tsit5(), got {method!r}"
+        )
     if isinstance(ts, jax.core.Tracer):
         raise TypeError("run: ts must be concrete (a NumPy or JAX array), not traced; run is not meant for jax.jit")
     ts = np.asarray(_checks.check_ts(ts))
@@ -107,8 +109,10 @@ def run(
     n_chunks = math.ceil((len(ts) - 1) / chunk)
     fp = fingerprint(model=model, method=method, params=params, y0=y0, ts=ts, chunk=int(chunk), options=options)
     store = ChunkedStore(output)
-    advice = (f"Delete {str(ckpt_path)!r} and {str(output)!r} (or pass overwrite=True; `sciax run --overwrite`) "
-              "to start the run afresh")
+    advice = (
+        f"Delete {str(ckpt_path)!r} and {str(output)!r} (or pass overwrite=True; `sciax run --overwrite`) "
+        "to start the run afresh"
+    )
 
     if overwrite:
         store.remove()
@@ -152,20 +156,43 @@ def run(
     steps = store.open()
     num_steps = int(steps["chunk_num_steps"].sum()) if "chunk_num_steps" in steps else 0
     return RunSummary(
-        output=output, checkpoint=ckpt_path, netcdf=netcdf, n_chunks=n_chunks, chunks_run=n_chunks - start,
-        resumed_at=resumed_at, n_times=int(steps.sizes[TIME]), t_start=float(ts[0]), t_end=float(ts[-1]),
-        num_steps=num_steps, wall_time_s=time.perf_counter() - wall_start,
+        output=output,
+        checkpoint=ckpt_path,
+        netcdf=netcdf,
+        n_chunks=n_chunks,
+        chunks_run=n_chunks - start,
+        resumed_at=resumed_at,
+        n_times=int(steps.sizes[TIME]),
+        t_start=float(ts[0]),
+        t_end=float(ts[-1]),
+        num_steps=num_steps,
+        wall_time_s=time.perf_counter() - wall_start,
     )
 
 
 def _checkpoint(done: int, n_chunks: int, rows: int, t, finished: bool, fp: dict, state) -> Checkpoint:
     leaves = tuple(np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(state))
-    return Checkpoint(chunks_done=done, n_chunks=n_chunks, rows_written=rows, time=float(t), done=finished,
-                      fingerprint=fp, state=leaves)
+    return Checkpoint(
+        chunks_done=done,
+        n_chunks=n_chunks,
+        rows_written=rows,
+        time=float(t),
+        done=finished,
+        fingerprint=fp,
+        state=leaves,
+    )
 
 
-def _start(store: ChunkedStore, ckpt_path: Path | None, fp: dict, model: AbstractModel, y0, ts: np.ndarray,
-           n_chunks: int, advice: str):
+def _start(
+    store: ChunkedStore,
+    ckpt_path: Path | None,
+    fp: dict,
+    model: AbstractModel,
+    y0,
+    ts: np.ndarray,
+    n_chunks: int,
+    advice: str,
+):
     """`(state, chunks done, resumed_at)` to start from: the verified checkpoint, or `y0` for a fresh run.
 
     Cuts the store back to the checkpoint; refuses (never ignores) anything inconsistent.
@@ -181,8 +208,10 @@ def _start(store: ChunkedStore, ckpt_path: Path | None, fp: dict, model: Abstrac
         if rows == 0:
             store.remove()  # killed before the first chunk was complete: nothing to keep
         elif not store.exists():
-            raise CheckpointError(f"run: checkpoint {str(ckpt_path)!r} records {rows} output times, but "
-                                  f"{str(store.path)!r} is missing. {advice}")
+            raise CheckpointError(
+                f"run: checkpoint {str(ckpt_path)!r} records {rows} output times, but "
+                f"{str(store.path)!r} is missing. {advice}"
+            )
         elif not ckpt.done:
             try:
                 store.truncate(rows, ckpt.chunks_done)
@@ -204,8 +233,13 @@ def _start(store: ChunkedStore, ckpt_path: Path | None, fp: dict, model: Abstrac
 
 def _check_last_row(store: ChunkedStore, model: AbstractModel, state, t, advice: str) -> None:
     """The store's last row must be the checkpoint's state, bit for bit (it was written from it)."""
-    row = Solution(ts=np.asarray([t]), ys=jax.tree_util.tree_map(lambda a: np.asarray(a)[None], state), stats={},
-                   success=np.asarray(True), labels=model.labels()).to_xarray()
+    row = Solution(
+        ts=np.asarray([t]),
+        ys=jax.tree_util.tree_map(lambda a: np.asarray(a)[None], state),
+        stats={},
+        success=np.asarray(True),
+        labels=model.labels(),
+    ).to_xarray()
     stored = store.open().isel({TIME: slice(-1, None)})
     for name, expected in row.variables.items():
         if name in stored.variables and not np.array_equal(stored[name].values, expected.values):

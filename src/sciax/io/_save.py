@@ -35,9 +35,7 @@ def save(data: xr.Dataset | Solution, path: str | os.PathLike) -> Path:
         raise TypeError(f"save: data must be an xarray.Dataset or sciax.Solution, got {type(data).__name__}")
     path = Path(path)
     if path.suffix not in _NETCDF + _ZARR:
-        raise ValueError(
-            f"save: path must end in .nc (netCDF) or .zarr (zarr directory store), got {str(path)!r}"
-        )
+        raise ValueError(f"save: path must end in .nc (netCDF) or .zarr (zarr directory store), got {str(path)!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix in _NETCDF:
         _save_netcdf(data, path)

@@ -95,8 +95,16 @@ class Table:
             raise self._fail(key, expected, value)
         return value
 
-    def numbers(self, key: str, default: Any = _MISSING, *, length: int | None = None,
-                positive: bool = False, integer: bool = False, scalar_ok: bool = False) -> Any:
+    def numbers(
+        self,
+        key: str,
+        default: Any = _MISSING,
+        *,
+        length: int | None = None,
+        positive: bool = False,
+        integer: bool = False,
+        scalar_ok: bool = False,
+    ) -> Any:
         """An array of numbers (or, with `scalar_ok`, one number meaning that value everywhere)."""
         kind = "integers" if integer else "numbers"
         expected = f"an array of {'' if length is None else str(length) + ' '}{kind}{' > 0' if positive else ''}"
@@ -107,11 +115,16 @@ class Table:
             return value
         items = [value] if scalar_ok and not isinstance(value, list) else value
         ok_item: Callable[[Any], bool] = (
-            (lambda v: isinstance(v, int) and not isinstance(v, bool)) if integer
+            (lambda v: isinstance(v, int) and not isinstance(v, bool))
+            if integer
             else (lambda v: _is_number(v) and math.isfinite(v))
         )
-        if (not isinstance(items, list) or not items or not all(ok_item(v) for v in items)
-                or (positive and not all(v > 0 for v in items))):
+        if (
+            not isinstance(items, list)
+            or not items
+            or not all(ok_item(v) for v in items)
+            or (positive and not all(v > 0 for v in items))
+        ):
             raise self._fail(key, expected, value)
         if length is not None and not (scalar_ok and not isinstance(value, list)) and len(items) != length:
             raise self._fail(key, expected, value)

@@ -18,7 +18,9 @@ def zarr_module() -> ModuleType:
     try:
         return importlib.import_module("zarr")
     except ImportError:
-        raise ImportError("sciax.io needs the zarr package (>= 3.1) for .zarr output: pip install 'zarr>=3.1'") from None
+        raise ImportError(
+            "sciax.io needs the zarr package (>= 3.1) for .zarr output: pip install 'zarr>=3.1'"
+        ) from None
 
 
 @contextlib.contextmanager

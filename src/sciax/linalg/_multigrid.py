@@ -66,8 +66,16 @@ class Multigrid(AbstractPreconditioner):
     cycles: int = eqx.field(static=True)
     symmetric: bool = eqx.field(static=True)
 
-    def __init__(self, operator: GridOperator, *, smoother: str | None = None, pre: int = 2, post: int = 2,
-                 omega: float | None = None, cycles: int = 1):
+    def __init__(
+        self,
+        operator: GridOperator,
+        *,
+        smoother: str | None = None,
+        pre: int = 2,
+        post: int = 2,
+        omega: float | None = None,
+        cycles: int = 1,
+    ):
         if not isinstance(operator, GridOperator):
             raise TypeError(
                 f"Multigrid: operator must be a sciax.linalg.GridOperator (e.g. sciax.linalg.laplacian_operator), "
@@ -78,10 +86,16 @@ class Multigrid(AbstractPreconditioner):
         if smoother not in ("rbgs", "jacobi"):
             raise ValueError(f"Multigrid: smoother must be 'rbgs' or 'jacobi', got {smoother!r}")
         if smoother == "rbgs" and operator.radius != 1:
-            raise ValueError(f"Multigrid: smoother='rbgs' needs a stencil of radius 1 (order 2), this one has radius "
-                             f"{operator.radius}; use smoother='jacobi'")
+            raise ValueError(
+                f"Multigrid: smoother='rbgs' needs a stencil of radius 1 (order 2), this one has radius "
+                f"{operator.radius}; use smoother='jacobi'"
+            )
         for name, value in (("pre", pre), ("post", post), ("cycles", cycles)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (1 if name == "cycles" else 0):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, np.integer))
+                or value < (1 if name == "cycles" else 0)
+            ):
                 raise ValueError(f"Multigrid: {name} must be a non-negative integer (cycles >= 1), got {value!r}")
         op = jax.lax.stop_gradient(operator)
         levels = [op]
@@ -134,5 +148,3 @@ class Multigrid(AbstractPreconditioner):
             for mask in colours:
                 x = x + mask * (b - op.mv(x)) / diag
         return x
-
-

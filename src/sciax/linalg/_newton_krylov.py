@@ -25,13 +25,24 @@ def _tolerance(value, dtype, f64: float, f32: float):
     return value if value is not None else (f64 if dtype == jnp.float64 else f32)
 
 
-def krylov_solver(method, *, linear_rtol: float, linear_atol: float, max_steps: int | None, restart: int, preconditioner,
-                  tags: frozenset, what: str) -> lx.AbstractLinearSolver:
+def krylov_solver(
+    method,
+    *,
+    linear_rtol: float,
+    linear_atol: float,
+    max_steps: int | None,
+    restart: int,
+    preconditioner,
+    tags: frozenset,
+    what: str,
+) -> lx.AbstractLinearSolver:
     """A lineax Krylov solver for a Jacobian with `tags`, wrapped in `Preconditioned`."""
     if isinstance(method, lx.AbstractLinearSolver):
         inner = method
     elif method == "gmres":
-        inner = lx.GMRES(rtol=linear_rtol, atol=linear_atol, max_steps=max_steps, restart=restart, stagnation_iters=restart)
+        inner = lx.GMRES(
+            rtol=linear_rtol, atol=linear_atol, max_steps=max_steps, restart=restart, stagnation_iters=restart
+        )
     elif method == "bicgstab":
         inner = lx.BiCGStab(rtol=linear_rtol, atol=linear_atol, max_steps=max_steps)
     elif method == "cg":
@@ -98,13 +109,23 @@ def newton_krylov(
     if jax.tree_util.tree_structure(out) != jax.tree_util.tree_structure(y0) or any(
         a.shape != jnp.shape(b) for a, b in zip(jax.tree_util.tree_leaves(out), leaves)
     ):
-        raise ValueError("newton_krylov: fn(y, args) must return the structure and shapes of y0 (a square system), "
-                         f"got {jax.tree_util.tree_map(lambda a: a.shape, out)} for y0 "
-                         f"{jax.tree_util.tree_map(jnp.shape, y0)}")
+        raise ValueError(
+            "newton_krylov: fn(y, args) must return the structure and shapes of y0 (a square system), "
+            f"got {jax.tree_util.tree_map(lambda a: a.shape, out)} for y0 "
+            f"{jax.tree_util.tree_map(jnp.shape, y0)}"
+        )
     # Near convergence fn(y) is round-off; a Krylov solve asked to reduce it further breaks
     # down, so its absolute tolerance is a fraction of Newton's.
-    linear = krylov_solver(method, linear_rtol=linear_rtol, linear_atol=0.01 * atol, max_steps=linear_max_steps, restart=restart,
-                           preconditioner=preconditioner, tags=frozenset(tags), what="newton_krylov")
+    linear = krylov_solver(
+        method,
+        linear_rtol=linear_rtol,
+        linear_atol=0.01 * atol,
+        max_steps=linear_max_steps,
+        restart=restart,
+        preconditioner=preconditioner,
+        tags=frozenset(tags),
+        what="newton_krylov",
+    )
     solver = optx.Newton(rtol=rtol, atol=atol, linear_solver=linear)
     return optx.root_find(fn, solver, y0, args, max_steps=max_steps, throw=throw, tags=frozenset(tags))
 

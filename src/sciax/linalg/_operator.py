@@ -137,15 +137,24 @@ class GridOperator(eqx.Module):
         idx = np.stack([rows[order], cols[order]], axis=1)
         return jsparse.BCOO((jnp.asarray(vals[order]), jnp.asarray(idx)), shape=(self.grid.size,) * 2)
 
-    def coarsen(self, coarse_grid: Grid, restrict_field: Callable) -> "GridOperator":
+    def coarsen(self, coarse_grid: Grid, restrict_field: Callable) -> GridOperator:
         """The same operator rediscretised on `coarse_grid`; grid-shaped coefficients are
         restricted with `restrict_field` (cell averages), other leaves kept (for multigrid)."""
         coeffs = jax.tree_util.tree_map(
             lambda c: restrict_field(c) if jnp.shape(c) == self.grid.shape else c, self.coeffs
         )
         return GridOperator(
-            coarse_grid, self.sides, self.bc_sides, self.stencil, coeffs, self.scale, self.shift,
-            self.radius, self.tags, self.singular, self.dtype,
+            coarse_grid,
+            self.sides,
+            self.bc_sides,
+            self.stencil,
+            coeffs,
+            self.scale,
+            self.shift,
+            self.radius,
+            self.tags,
+            self.singular,
+            self.dtype,
         )
 
     def __init__(self, grid, sides, bc_sides, stencil, coeffs, scale, shift, radius, tags, singular, dtype):
@@ -213,11 +222,26 @@ def stencil_operator(
         tags.add(lx.positive_semidefinite_tag)
     if sign is not None and not (_concrete(scale) and _concrete(shift)):
         bad = (jnp.asarray(scale) < 0) | (jnp.asarray(shift) * (1 if sign == "negative" else -1) > 0)
-        scale = eqx.error_if(jnp.asarray(scale), bad, f"stencil_operator: traced scale/shift are assumed to keep the "
-                             f"operator {sign} semidefinite (scale >= 0, shift of the stencil's sign); pass concrete values")
+        scale = eqx.error_if(
+            jnp.asarray(scale),
+            bad,
+            f"stencil_operator: traced scale/shift are assumed to keep the "
+            f"operator {sign} semidefinite (scale >= 0, shift of the stencil's sign); pass concrete values",
+        )
     singular = bool(nullspace) and _concrete(shift) and float(np.asarray(shift)) == 0.0
-    return GridOperator(grid, sides, bc_sides, stencil, coeffs, jnp.asarray(scale, dtype), jnp.asarray(shift, dtype),
-                        int(radius), frozenset(tags), singular, dtype)
+    return GridOperator(
+        grid,
+        sides,
+        bc_sides,
+        stencil,
+        coeffs,
+        jnp.asarray(scale, dtype),
+        jnp.asarray(shift, dtype),
+        int(radius),
+        frozenset(tags),
+        singular,
+        dtype,
+    )
 
 
 def _definiteness(definite, scale, shift) -> str | None:
@@ -237,7 +261,12 @@ def _definiteness(definite, scale, shift) -> str | None:
 
 
 def laplacian_operator(
-    grid: Grid, bc, *, order: int = 2, scale: Float[ArrayLike, ""] = 1.0, shift: Float[ArrayLike, ""] = 0.0,
+    grid: Grid,
+    bc,
+    *,
+    order: int = 2,
+    scale: Float[ArrayLike, ""] = 1.0,
+    shift: Float[ArrayLike, ""] = 0.0,
     dtype=None,
 ) -> GridOperator:
     """`A u = scale * laplacian(u) + shift * u`: Poisson (`shift=0`), screened Poisson /
@@ -251,12 +280,28 @@ def laplacian_operator(
     order = check_order(order, "laplacian_operator: order")
     sides = normalise_boundaries(bc, grid.ndim, "laplacian_operator: bc") if isinstance(grid, Grid) else None
     nullspace = sides is not None and not any(isinstance(b, Dirichlet) for pair in sides for b in pair)
-    return stencil_operator(grid, _Laplacian(order), bc, None, scale=scale, shift=shift, radius=order // 2,
-                            symmetric=True, definite="negative", nullspace=nullspace, dtype=dtype)
+    return stencil_operator(
+        grid,
+        _Laplacian(order),
+        bc,
+        None,
+        scale=scale,
+        shift=shift,
+        radius=order // 2,
+        symmetric=True,
+        definite="negative",
+        nullspace=nullspace,
+        dtype=dtype,
+    )
 
 
 def diffusion_operator(
-    grid: Grid, a: Float[ArrayLike, "*grid"], bc, *, order: int = 2, scale: Float[ArrayLike, ""] = 1.0,
+    grid: Grid,
+    a: Float[ArrayLike, "*grid"],
+    bc,
+    *,
+    order: int = 2,
+    scale: Float[ArrayLike, ""] = 1.0,
     shift: Float[ArrayLike, ""] = 0.0,
 ) -> GridOperator:
     """`A u = scale * div(a grad u) + shift * u` (conservative form), `a > 0` scalar or grid-shaped.
@@ -270,11 +315,23 @@ def diffusion_operator(
         raise TypeError(f"diffusion_operator: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
     a = jnp.asarray(a)
     if a.ndim and a.shape != grid.shape:
-        raise ValueError(f"diffusion_operator: a has shape {a.shape}, but the grid has shape {grid.shape}; they must match")
+        raise ValueError(
+            f"diffusion_operator: a has shape {a.shape}, but the grid has shape {grid.shape}; they must match"
+        )
     if _concrete(a) and not bool(jnp.all(a > 0)):
         raise ValueError(f"diffusion_operator: a must be > 0 everywhere, got minimum {float(jnp.min(a))!r}")
     sides = normalise_boundaries(bc, grid.ndim, "diffusion_operator: bc")
     nullspace = not any(isinstance(b, Dirichlet) for pair in sides for b in pair)
     # Half points use order // 2 points each side, twice: reach order - 1.
-    return stencil_operator(grid, _Diffusion(order), bc, {"a": a}, scale=scale, shift=shift, radius=order - 1,
-                            symmetric=order == 2, definite="negative" if order == 2 else None, nullspace=nullspace)
+    return stencil_operator(
+        grid,
+        _Diffusion(order),
+        bc,
+        {"a": a},
+        scale=scale,
+        shift=shift,
+        radius=order - 1,
+        symmetric=order == 2,
+        definite="negative" if order == 2 else None,
+        nullspace=nullspace,
+    )

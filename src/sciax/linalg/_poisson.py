@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import ArrayLike, Float
 
 from ..pde._grid import Grid
 from ._operator import laplacian_operator
@@ -10,8 +10,15 @@ from ._solve import LinearSolveResult, solve
 
 
 def solve_fd_poisson(
-    f: Float[ArrayLike, "*grid"], grid: Grid, bc, *, order: int = 2, shift: Float[ArrayLike, ""] = 0.0,
-    method: str = "fast", t: ArrayLike = 0.0, **options,
+    f: Float[ArrayLike, "*grid"],
+    grid: Grid,
+    bc,
+    *,
+    order: int = 2,
+    shift: Float[ArrayLike, ""] = 0.0,
+    method: str = "fast",
+    t: ArrayLike = 0.0,
+    **options,
 ) -> LinearSolveResult:
     """Solve `laplacian(u) + shift * u = f` on `grid`, the boundary conditions `bc` included.
 

@@ -61,10 +61,14 @@ class Jacobi(AbstractPreconditioner):
                 raise TypeError("Jacobi: operator must act on a single array (not a pytree)")
             diag = lx.diagonal(operator).reshape(struct.shape)
         else:
-            raise TypeError(f"Jacobi: operator must be a GridOperator or a lineax operator, got {type(operator).__name__}")
+            raise TypeError(
+                f"Jacobi: operator must be a GridOperator or a lineax operator, got {type(operator).__name__}"
+            )
         diag = jax.lax.stop_gradient(diag)
         if not isinstance(diag, jax.core.Tracer) and bool(jnp.any(diag == 0)):
-            raise ValueError("Jacobi: the operator's diagonal has zero entries; Jacobi preconditioning needs a nonzero diagonal")
+            raise ValueError(
+                "Jacobi: the operator's diagonal has zero entries; Jacobi preconditioning needs a nonzero diagonal"
+            )
         self.diag = eqx.error_if(diag, jnp.any(diag == 0), "Jacobi: the operator's diagonal has zero entries")
         self.symmetric = True
 

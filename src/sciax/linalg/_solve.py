@@ -169,8 +169,10 @@ def solve(
         raise ValueError(f"solve: unknown method {method!r}; expected one of {METHODS} or a lineax solver")
     singular = isinstance(operator, GridOperator) and operator.singular
     if singular and method in DENSE:
-        raise ValueError(f"solve: method={method!r} cannot solve a singular operator (constant null space); "
-                         "use 'cg', 'multigrid' or 'fast'")
+        raise ValueError(
+            f"solve: method={method!r} cannot solve a singular operator (constant null space); "
+            "use 'cg', 'multigrid' or 'fast'"
+        )
     bad_mean = jnp.asarray(False)
     if singular:
         b, bad_mean = _compatible(b, project)
@@ -203,16 +205,20 @@ def solve(
 def _precond_operator(pc, lx_op, negate: bool, cg: bool):
     if isinstance(pc, AbstractPreconditioner):
         if pc.structure().shape != lx_op.in_structure().shape:
-            raise ValueError(f"solve: preconditioner acts on shape {pc.structure().shape}, but the operator on "
-                             f"{lx_op.in_structure().shape}")
+            raise ValueError(
+                f"solve: preconditioner acts on shape {pc.structure().shape}, but the operator on "
+                f"{lx_op.in_structure().shape}"
+            )
         return pc.as_lineax(negate=negate, tags=frozenset({lx.positive_semidefinite_tag}) if cg else frozenset())
     if isinstance(pc, lx.AbstractLinearOperator):
         pc = -pc if negate else pc
         if cg and not lx.is_positive_semidefinite(pc):
             pc = lx.TaggedLinearOperator(pc, frozenset({lx.positive_semidefinite_tag, lx.symmetric_tag}))
         return pc
-    raise TypeError("solve: preconditioner must be a sciax.linalg preconditioner (Jacobi, Multigrid, FastPoisson) "
-                    f"or a lineax operator, got {type(pc).__name__}")
+    raise TypeError(
+        "solve: preconditioner must be a sciax.linalg preconditioner (Jacobi, Multigrid, FastPoisson) "
+        f"or a lineax operator, got {type(pc).__name__}"
+    )
 
 
 def _solver(method, operator, rtol, atol, max_steps, restart, b):
@@ -255,31 +261,57 @@ def _run(lx_op, b, solver, options, negate, name, cg, singular):
     residual = jnp.where(bnorm > 0, jnp.linalg.norm(r) / jnp.where(bnorm > 0, bnorm, 1), jnp.linalg.norm(r))
     steps = sol.stats.get("num_steps", 1) if isinstance(sol.stats, dict) else 1
     success = (sol.result == lx.RESULTS.successful) & jnp.all(jnp.isfinite(x))
-    return dict(value=x, success=success, num_steps=jnp.asarray(steps), residual=residual,
-                residual_max=jnp.max(jnp.abs(r)), lineax=sol, checks=checks)
+    return dict(
+        value=x,
+        success=success,
+        num_steps=jnp.asarray(steps),
+        residual=residual,
+        residual_max=jnp.max(jnp.abs(r)),
+        lineax=sol,
+        checks=checks,
+    )
 
 
 def _raise(res, name, asym, indefinite, bad_mean, failed):
     concrete = not any(isinstance(v, jax.core.Tracer) for v in (asym, indefinite, bad_mean, failed))
     if concrete:
         if bool(jnp.any(asym)):
-            raise ValueError(f"solve: method={name!r} needs a symmetric operator, but A is not symmetric "
-                             "(runtime check x.Ay != y.Ax); use method='gmres' or 'bicgstab'")
+            raise ValueError(
+                f"solve: method={name!r} needs a symmetric operator, but A is not symmetric "
+                "(runtime check x.Ay != y.Ax); use method='gmres' or 'bicgstab'"
+            )
         if bool(jnp.any(indefinite)):
-            raise ValueError(f"solve: method={name!r} needs a definite operator, but A is indefinite "
-                             "(runtime check found x.Ax of the wrong sign); use method='gmres' or 'bicgstab'")
+            raise ValueError(
+                f"solve: method={name!r} needs a definite operator, but A is indefinite "
+                "(runtime check found x.Ax of the wrong sign); use method='gmres' or 'bicgstab'"
+            )
         if bool(jnp.any(failed)):
             raise RuntimeError(
-                f"solve: method={name!r} did not converge: residual ||b - Ax||/||b|| = {float(jnp.max(res['residual'])):.3e} "
+                f"solve: method={name!r} did not converge: "
+                f"residual ||b - Ax||/||b|| = {float(jnp.max(res['residual'])):.3e} "
                 f"(max|b - Ax| = {float(jnp.max(res['residual_max'])):.3e}) after {int(jnp.max(res['num_steps']))} "
                 "iterations; raise max_steps, loosen rtol/atol, or add a preconditioner (sciax.linalg.Multigrid)"
             )
         return
-    res["value"] = eqx.error_if(res["value"], asym, f"solve: method={name!r} needs a symmetric operator, but A is not "
-                                "symmetric (runtime check); use method='gmres'")
-    res["value"] = eqx.error_if(res["value"], indefinite, f"solve: method={name!r} needs a definite operator, but A "
-                                "is indefinite (runtime check); use method='gmres'")
-    res["value"] = eqx.error_if(res["value"], bad_mean, "solve: singular operator (constant null space) needs mean-zero "
-                                "b; subtract the mean or pass project=True")
-    res["value"] = eqx.error_if(res["value"], failed, f"solve: method={name!r} did not converge (read residual and "
-                                "num_steps with throw=False); raise max_steps, loosen rtol/atol or add a preconditioner")
+    res["value"] = eqx.error_if(
+        res["value"],
+        asym,
+        f"solve: method={name!r} needs a symmetric operator, but A is not "
+        "symmetric (runtime check); use method='gmres'",
+    )
+    res["value"] = eqx.error_if(
+        res["value"],
+        indefinite,
+        f"solve: method={name!r} needs a definite operator, but A is indefinite (runtime check); use method='gmres'",
+    )
+    res["value"] = eqx.error_if(
+        res["value"],
+        bad_mean,
+        "solve: singular operator (constant null space) needs mean-zero b; subtract the mean or pass project=True",
+    )
+    res["value"] = eqx.error_if(
+        res["value"],
+        failed,
+        f"solve: method={name!r} did not converge (read residual and "
+        "num_steps with throw=False); raise max_steps, loosen rtol/atol or add a preconditioner",
+    )

@@ -26,8 +26,9 @@ def can_coarsen(grid: Grid) -> bool:
 
 def coarse_grid(grid: Grid) -> Grid:
     """Half the points per axis, same box: origin moves to the centre of the first merged pair."""
-    return Grid(tuple(n // 2 for n in grid.shape), grid.lengths,
-                tuple(o + h / 2 for o, h in zip(grid.origin, grid.spacing)))
+    return Grid(
+        tuple(n // 2 for n in grid.shape), grid.lengths, tuple(o + h / 2 for o, h in zip(grid.origin, grid.spacing))
+    )
 
 
 def restrict_field(u):
@@ -49,7 +50,7 @@ def prolong(e, coarse: Grid, sides: Sides):
         right = jax.lax.slice_in_dim(ep, 2, n + 2, axis=axis)
         even, odd = 0.75 * centre + 0.25 * left, 0.75 * centre + 0.25 * right
         both = jnp.stack([even, odd], axis=axis + 1)
-        e = both.reshape(e.shape[:axis] + (2 * n,) + e.shape[axis + 1:])
+        e = both.reshape(e.shape[:axis] + (2 * n,) + e.shape[axis + 1 :])
     return e
 
 

@@ -28,13 +28,13 @@ Adjoints (`adjoint=`), re-exported from diffrax:
 
 from diffrax import BacksolveAdjoint, ForwardMode, RecursiveCheckpointAdjoint
 
+from ._auto import Auto
 from ._catalogue import lotka_volterra, robertson, van_der_pol
 from ._diffrax_method import AbstractDiffraxMethod
+from ._ensemble import ensemble_stats
 from ._explicit import RK4, Dopri5, Dopri8, Euler, Heun, Tsit5
 from ._imex import KenCarp3, KenCarp4, KenCarp5
 from ._implicit import ImplicitEuler, Kvaerno3, Kvaerno4, Kvaerno5
-from ._auto import Auto
-from ._ensemble import ensemble_stats
 from ._ode import ODE
 from ._rosenbrock_methods import AbstractRosenbrock, Rodas4, Rodas5P, Ros3P, Ros34PW2
 from ._sde import SDE

@@ -102,8 +102,20 @@ class Auto(AbstractMethod):
         """Integrate with the chosen method; options as `AbstractDiffraxMethod.solve`."""
         method = self.choose(model, y0, ts, params)
         return method.solve(
-            model, y0, ts, params, rtol=rtol, atol=atol, dt0=dt0, max_steps=max_steps, adaptive=adaptive,
-            adjoint=adjoint, event=event, dense=dense, progress=progress, throw=throw,
+            model,
+            y0,
+            ts,
+            params,
+            rtol=rtol,
+            atol=atol,
+            dt0=dt0,
+            max_steps=max_steps,
+            adaptive=adaptive,
+            adjoint=adjoint,
+            event=event,
+            dense=dense,
+            progress=progress,
+            throw=throw,
         )
 
 

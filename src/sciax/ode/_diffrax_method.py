@@ -104,10 +104,26 @@ class AbstractDiffraxMethod(AbstractMethod):
         dt0 = _checks.check_positive("dt0", dt0)
         max_steps = _max_steps(max_steps, adaptive, ts, dt0)
         if event is not None and not callable(event):
-            raise TypeError(f"simulate: event must be a function cond(t, y, params) -> scalar, got {type(event).__name__}")
+            raise TypeError(
+                f"simulate: event must be a function cond(t, y, params) -> scalar, got {type(event).__name__}"
+            )
         try:
             return _integrate(
-                self, model, y0, ts, params, rtol, atol, dt0, max_steps, adaptive, adjoint, event, dense, progress, throw
+                self,
+                model,
+                y0,
+                ts,
+                params,
+                rtol,
+                atol,
+                dt0,
+                max_steps,
+                adaptive,
+                adjoint,
+                event,
+                dense,
+                progress,
+                throw,
             )
         except TypeError as err:
             if "forward-mode" in str(err) and "custom_vjp" in str(err):
@@ -157,8 +173,21 @@ class AbstractDiffraxMethod(AbstractMethod):
 
 @eqx.filter_jit
 def _integrate(
-    method: AbstractDiffraxMethod, model, y0, ts, params, rtol, atol, dt0, max_steps, adaptive, adjoint, event, dense,
-    progress, throw,
+    method: AbstractDiffraxMethod,
+    model,
+    y0,
+    ts,
+    params,
+    rtol,
+    atol,
+    dt0,
+    max_steps,
+    adaptive,
+    adjoint,
+    event,
+    dense,
+    progress,
+    throw,
 ) -> Solution:
     # One compiled program for the solve and its post-processing, so that an
     # un-jitted call compiles once rather than op by op.

@@ -35,7 +35,10 @@ def ensemble_stats(
     """
     ds = ensemble.to_xarray(member_dim=member_dim) if isinstance(ensemble, Solution) else ensemble
     if not isinstance(ds, xr.Dataset):
-        raise TypeError(f"ensemble_stats: ensemble must be a batched sciax.Solution or an xarray.Dataset, got {type(ensemble).__name__}")
+        raise TypeError(
+            "ensemble_stats: ensemble must be a batched sciax.Solution or an xarray.Dataset, "
+            f"got {type(ensemble).__name__}"
+        )
     if member_dim not in ds.dims:
         raise ValueError(
             f"ensemble_stats: no {member_dim!r} dimension; pass a Solution batched with jax.vmap "

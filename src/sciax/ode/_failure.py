@@ -31,9 +31,7 @@ def failure_code(result: diffrax.RESULTS, y_final) -> jax.Array:
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree_util.tree_leaves(y_final)]))
     ok = (result == R.successful) | (result == R.event_occurred)
     collapse = (
-        (result == R.dt_min_reached)
-        | (result == R.nonlinear_divergence)
-        | (result == R.nonlinear_max_steps_reached)
+        (result == R.dt_min_reached) | (result == R.nonlinear_divergence) | (result == R.nonlinear_max_steps_reached)
     )
     linear = (result == R.singular) | (result == R.breakdown) | (result == R.nonfinite_input)
     return jnp.select(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -31,8 +30,9 @@ class ClassicalRK4(AbstractERK):
     """
 
     tableau: ClassVar[ButcherTableau] = _RK4_TABLEAU
-    # A partial is not a descriptor, so the class attribute is not bound as a method.
-    interpolation_cls: ClassVar[Callable[..., LocalLinearInterpolation]] = functools.partial(_linear_interpolation)
+    # staticmethod, so the class attribute is not bound as a method (a functools.partial
+    # here warns on Python 3.13: partial becomes a method descriptor in later versions).
+    interpolation_cls: ClassVar[Callable[..., LocalLinearInterpolation]] = staticmethod(_linear_interpolation)
 
     def order(self, terms):
         return 4

@@ -217,4 +217,10 @@ def _hermite(y0, y1, hf0, hf1) -> Array:
     return jnp.stack([k0, delta - k0 - hf1])
 
 
-__all__ = ["ITERATIVE_SOLVERS", "RosenbrockSolver", "RosenbrockInterpolation", "is_matrix_free", "persistent_failure_step"]
+__all__ = [
+    "ITERATIVE_SOLVERS",
+    "RosenbrockSolver",
+    "RosenbrockInterpolation",
+    "is_matrix_free",
+    "persistent_failure_step",
+]

@@ -133,11 +133,23 @@ class AbstractSDEMethod(AbstractDiffraxMethod):
         bound = _SDEWithPath(model, key, ts[0], ts[-1], tol, model.brownian_shape(y0))
         return AbstractDiffraxMethod.solve(
             self.specialise(model),
-            bound, y0, ts, params, rtol=rtol, atol=atol, dt0=dt0, max_steps=max_steps, adaptive=adaptive,
-            adjoint=adjoint, event=event, dense=dense, progress=progress, throw=throw,
+            bound,
+            y0,
+            ts,
+            params,
+            rtol=rtol,
+            atol=atol,
+            dt0=dt0,
+            max_steps=max_steps,
+            adaptive=adaptive,
+            adjoint=adjoint,
+            event=event,
+            dense=dense,
+            progress=progress,
+            throw=throw,
         )
 
-    def specialise(self, sde: SDE) -> "AbstractSDEMethod":
+    def specialise(self, sde: SDE) -> AbstractSDEMethod:
         """The method that runs for this SDE (itself, except for calculus-dispatching ones)."""
         return self
 
@@ -258,6 +270,12 @@ class ShARK(AbstractSDEMethod):
 
 
 __all__ = [
-    "AbstractSDEMethod", "EulerMaruyama", "StratonovichHeun", "ItoMilstein", "StratonovichMilstein", "Milstein",
-    "SRA1", "ShARK",
+    "AbstractSDEMethod",
+    "EulerMaruyama",
+    "StratonovichHeun",
+    "ItoMilstein",
+    "StratonovichMilstein",
+    "Milstein",
+    "SRA1",
+    "ShARK",
 ]

@@ -48,7 +48,8 @@ class AbstractUnrolledERK(diffrax.AbstractAdaptiveSolver):
 
     Works with any diffrax term through `vf`/`contr`/`prod` (an `ODETerm`, or the
     augmented term of `BacksolveAdjoint`). Subclasses set `tableau`,
-    `interpolation_cls` and `method_order`. The tableau must be explicit, FSAL and SSAL (the last stage is evaluated at `(t1, y1)`),
+    `interpolation_cls` and `method_order`. The tableau must be explicit, FSAL and
+    SSAL (the last stage is evaluated at `(t1, y1)`),
     as Tsit5's and Dopri5's are. The solver state is (first step?, `f(t0, y0)`).
     """
 
@@ -92,9 +93,7 @@ class AbstractUnrolledERK(diffrax.AbstractAdaptiveSolver):
         """`f(t0, y0)`: the stored last stage of the previous step, or evaluated anew on the
         first step and after a jump at `t0`."""
         # unvmap_any keeps the cond a real branch under vmap: no extra evaluation per step.
-        fresh = jax.lax.cond(
-            eqxi.unvmap_any(fresh_needed), lambda: terms.vf(t0, y0, args), lambda: stored
-        )
+        fresh = jax.lax.cond(eqxi.unvmap_any(fresh_needed), lambda: terms.vf(t0, y0, args), lambda: stored)
         return jax.tree_util.tree_map(lambda a, b: jnp.where(fresh_needed, a, b), fresh, stored)
 
 

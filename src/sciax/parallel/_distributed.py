@@ -62,16 +62,26 @@ def initialize(
     process_id = _env_int("JAX_PROCESS_ID") if process_id is None else process_id
     if coordinator_address is not None and (not isinstance(coordinator_address, str) or ":" not in coordinator_address):
         raise ValueError(f'initialize: coordinator_address must be "host:port", got {coordinator_address!r}')
-    if num_processes is not None and (isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 1):
+    if num_processes is not None and (
+        isinstance(num_processes, bool) or not isinstance(num_processes, int) or num_processes < 1
+    ):
         raise ValueError(f"initialize: num_processes must be an integer >= 1, got {num_processes!r}")
     if process_id is not None and (
-        isinstance(process_id, bool) or not isinstance(process_id, int) or not 0 <= process_id < (num_processes or 1 << 30)
+        isinstance(process_id, bool)
+        or not isinstance(process_id, int)
+        or not 0 <= process_id < (num_processes or 1 << 30)
     ):
-        raise ValueError(f"initialize: process_id must be an integer in [0, num_processes={num_processes}), got {process_id!r}")
+        raise ValueError(
+            f"initialize: process_id must be an integer in [0, num_processes={num_processes}), got {process_id!r}"
+        )
     if cpu_collectives is not None:
         jax.config.update("jax_cpu_collectives_implementation", cpu_collectives)
     jax.distributed.initialize(
-        coordinator_address, num_processes, process_id, local_device_ids=local_device_ids, initialization_timeout=timeout
+        coordinator_address,
+        num_processes,
+        process_id,
+        local_device_ids=local_device_ids,
+        initialization_timeout=timeout,
     )
     return jax.process_index(), jax.process_count()
 

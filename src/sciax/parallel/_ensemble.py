@@ -43,7 +43,9 @@ def ensemble(
     number of devices along `axis`, or `axis` names a mesh axis that does not exist.
     """
     if not isinstance(mesh, Mesh):
-        raise TypeError(f"ensemble: mesh must be a jax.sharding.Mesh (e.g. sciax.parallel.make_mesh()), got {type(mesh).__name__}")
+        raise TypeError(
+            f"ensemble: mesh must be a jax.sharding.Mesh (e.g. sciax.parallel.make_mesh()), got {type(mesh).__name__}"
+        )
     axes = tuple(mesh.axis_names) if axis is None else ((axis,) if isinstance(axis, str) else tuple(axis))
     for a in axes:
         if a not in mesh.axis_names:
@@ -54,7 +56,11 @@ def ensemble(
     for a in axes:
         devices *= mesh.shape[a]
     batched = [x for x, a in zip((y0, params), in_axes) if a == 0]
-    sizes = {jax.numpy.shape(leaf)[0] if jax.numpy.ndim(leaf) else None for x in batched for leaf in jax.tree_util.tree_leaves(x)}
+    sizes = {
+        jax.numpy.shape(leaf)[0] if jax.numpy.ndim(leaf) else None
+        for x in batched
+        for leaf in jax.tree_util.tree_leaves(x)
+    }
     if len(sizes) != 1 or None in sizes:
         raise ValueError(f"ensemble: every batched leaf needs the same leading member axis, got leading sizes {sizes}")
     (members,) = sizes
@@ -73,5 +79,6 @@ def _run(model, y0, arrays, static, times, mesh, axes, in_axes, options):
         return jax.vmap(one, in_axes=in_axes)(y0, arrays)
 
     spec = lambda x, a: jax.tree_util.tree_map(lambda _: spread if a == 0 else PartitionSpec(), x)  # noqa: E731
-    return jax.shard_map(members, mesh=mesh, in_specs=(spec(y0, in_axes[0]), spec(arrays, in_axes[1])),
-                         out_specs=spread, check_vma=False)(y0, arrays)
+    return jax.shard_map(
+        members, mesh=mesh, in_specs=(spec(y0, in_axes[0]), spec(arrays, in_axes[1])), out_specs=spread, check_vma=False
+    )(y0, arrays)

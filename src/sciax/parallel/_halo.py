@@ -57,8 +57,10 @@ class ShardedHalo(AbstractHalo):
         return tuple(name for name, size in zip(self.names, self.sizes) if name is not None and size > 1)
 
     def placement(self, shape):
-        offsets = tuple(lax.axis_index(name) * n if name is not None and size > 1 else 0
-                        for name, size, n in zip(self.names, self.sizes, shape))
+        offsets = tuple(
+            lax.axis_index(name) * n if name is not None and size > 1 else 0
+            for name, size, n in zip(self.names, self.sizes, shape)
+        )
         return offsets, tuple(n * size for n, size in zip(shape, self.sizes))
 
     def all_max(self, x):

@@ -50,16 +50,22 @@ def make_mesh(
         elif decomposition == "pencil":
             shape = _factor_pair(n)
         else:
-            raise ValueError(f'make_mesh: decomposition must be "slab", "pencil" or a mesh shape, got {decomposition!r}')
+            raise ValueError(
+                f'make_mesh: decomposition must be "slab", "pencil" or a mesh shape, got {decomposition!r}'
+            )
     else:
         shape = tuple(decomposition)
         if not shape or not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 1 for s in shape):
-            raise ValueError(f"make_mesh: a mesh shape must be a non-empty tuple of integers >= 1, got {decomposition!r}")
+            raise ValueError(
+                f"make_mesh: a mesh shape must be a non-empty tuple of integers >= 1, got {decomposition!r}"
+            )
         if math.prod(shape) != n:
             raise ValueError(f"make_mesh: mesh shape {shape} needs {math.prod(shape)} devices, but {n} are given")
     names = _DEFAULT_NAMES[: len(shape)] if names is None else tuple(names)
     if len(names) != len(shape) or len(set(names)) != len(names) or not all(isinstance(s, str) for s in names):
-        raise ValueError(f"make_mesh: names must be {len(shape)} distinct strings for the mesh shape {shape}, got {names!r}")
+        raise ValueError(
+            f"make_mesh: names must be {len(shape)} distinct strings for the mesh shape {shape}, got {names!r}"
+        )
     return jax.make_mesh(shape, names, axis_types=(AxisType.Auto,) * len(shape), devices=devices)
 
 
@@ -70,7 +76,9 @@ def resolve_axes(grid: Grid, mesh: Mesh, axes, what: str) -> tuple[str | None, .
     entry per grid axis, each a mesh axis name or `None`.
     """
     if not isinstance(mesh, Mesh):
-        raise TypeError(f"{what}: mesh must be a jax.sharding.Mesh (e.g. sciax.parallel.make_mesh()), got {type(mesh).__name__}")
+        raise TypeError(
+            f"{what}: mesh must be a jax.sharding.Mesh (e.g. sciax.parallel.make_mesh()), got {type(mesh).__name__}"
+        )
     if axes is None:
         unknown = [a for a in mesh.axis_names if a not in grid.dims]
         if unknown:
@@ -81,7 +89,9 @@ def resolve_axes(grid: Grid, mesh: Mesh, axes, what: str) -> tuple[str | None, .
         axes = tuple(d if d in mesh.axis_names else None for d in grid.dims)
     else:
         if isinstance(axes, str) or not isinstance(axes, Sequence) or len(axes) != grid.ndim:
-            raise ValueError(f"{what}: axes must give one mesh axis name (or None) per grid axis ({grid.ndim}), got {axes!r}")
+            raise ValueError(
+                f"{what}: axes must give one mesh axis name (or None) per grid axis ({grid.ndim}), got {axes!r}"
+            )
         axes = tuple(axes)
         for a in axes:
             if a is not None and a not in mesh.axis_names:
@@ -93,7 +103,8 @@ def resolve_axes(grid: Grid, mesh: Mesh, axes, what: str) -> tuple[str | None, .
         if a is not None and grid.shape[i] % mesh.shape[a] != 0:
             raise ValueError(
                 f"{what}: grid axis {grid.dims[i]} has {grid.shape[i]} points, not divisible by the {mesh.shape[a]} "
-                f"devices of mesh axis {a!r}; choose a grid size that is a multiple of {mesh.shape[a]} (no padding is done)"
+                f"devices of mesh axis {a!r}; choose a grid size that is a multiple of {mesh.shape[a]} "
+                "(no padding is done)"
             )
     return axes
 

@@ -12,8 +12,9 @@ from ..pde._semilinear import SemilinearPDE
 from ._sharded_model import ShardedModel
 
 
-def shard(model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None, *,
-          halo_every: int = 1) -> ShardedModel:
+def shard(
+    model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None, *, halo_every: int = 1
+) -> ShardedModel:
     """The same model, run with its grid cut into blocks over the devices of `mesh`.
 
     `sciax.simulate(shard(model, mesh), y0, ts, params, method=...)` returns the
@@ -55,6 +56,7 @@ def shard(model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = 
     if isinstance(model, (SemilinearPDE, AbstractFDModel)):
         return ShardedModel(model, mesh, axes, halo_every)
     raise TypeError(
-        f"shard: expected a sciax.pde finite-difference model or a sciax.pde.SemilinearPDE, got {type(model).__name__}; "
+        "shard: expected a sciax.pde finite-difference model or a sciax.pde.SemilinearPDE, "
+        f"got {type(model).__name__}; "
         "for ensembles of any model use sciax.parallel.ensemble"
     )

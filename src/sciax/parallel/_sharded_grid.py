@@ -31,7 +31,7 @@ class ShardedGrid(Grid):
     def __init__(self, grid: Grid, mesh: Mesh, axes: Sequence[str | None] | None = None):
         if not isinstance(grid, Grid):
             raise TypeError(f"ShardedGrid: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
-        super().__init__(grid.shape, grid.lengths, grid.origin)
+        super().__init__(grid.shape, grid.lengths, grid.origin, points=grid.points)
         self.names = resolve_axes(grid, mesh, axes, "ShardedGrid")
         self.mesh = mesh
 

@@ -20,14 +20,14 @@ from ..pde._fd_boundary import BoundaryHalo
 from ..pde._fd_model import AbstractFDModel
 from ..pde._fixed_step import AbstractFixedStep
 from ..pde._grid import Grid
-from ..pde._step_counts import step_counts
 from ..pde._semilinear import SemilinearPDE
+from ..pde._step_counts import step_counts
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
 from ._mesh import resolve_axes, shard_sizes
 from ._sharded_grid import ShardedGrid
-from ._wide_halo import WideBlockHalo, WideHaloStep, extended_grid, step_reach, wide_axes
 from ._specs import concrete_times, field_spec, split_params, tree_specs
+from ._wide_halo import WideBlockHalo, WideHaloStep, extended_grid, step_reach, wide_axes
 
 
 def replace_static(module: eqx.Module, **fields) -> eqx.Module:
@@ -86,18 +86,24 @@ class ShardedModel(AbstractModel):
 
     def __init__(self, model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None, halo_every: int = 1):
         if isinstance(halo_every, bool) or not isinstance(halo_every, int) or halo_every < 1:
-            raise ValueError(f"shard: halo_every must be an integer >= 1 (steps between halo exchanges), got {halo_every!r}")
+            raise ValueError(
+                f"shard: halo_every must be an integer >= 1 (steps between halo exchanges), got {halo_every!r}"
+            )
         self.halo_every = halo_every
         if isinstance(model, SemilinearPDE):
             if halo_every != 1:
-                raise ValueError("shard: halo_every is for finite-difference models (halo exchange); a spectral "
-                                 "SemilinearPDE uses the distributed FFT and takes no halo")
+                raise ValueError(
+                    "shard: halo_every is for finite-difference models (halo exchange); a spectral "
+                    "SemilinearPDE uses the distributed FFT and takes no halo"
+                )
             grid = ShardedGrid(model.grid, mesh, axes)
             check_fft_decomposition(grid, "shard")
             self.model, self.local, self.mesh, self.names = model, replace_static(model, grid=grid), mesh, grid.names
             return
         if not isinstance(model, AbstractFDModel):
-            raise TypeError(f"shard: expected a sciax.pde finite-difference model or SemilinearPDE, got {type(model).__name__}")
+            raise TypeError(
+                f"shard: expected a sciax.pde finite-difference model or SemilinearPDE, got {type(model).__name__}"
+            )
         grid = model.grid
         names = resolve_axes(grid, mesh, axes, "shard")
         if not isinstance(model.halo, BoundaryHalo):
@@ -113,10 +119,11 @@ class ShardedModel(AbstractModel):
             if name is not None and block[axis] < model.order:
                 raise ValueError(
                     f"shard: the halo ({model.order} points at order {model.order}) is wider than a shard: grid axis "
-                    f"{grid.dims[axis]!r} has {grid.shape[axis]} points over {sizes[axis]} devices ({block[axis]} each); "
+                    f"{grid.dims[axis]!r} has {grid.shape[axis]} points over {sizes[axis]} devices "
+                    f"({block[axis]} each); "
                     "use fewer devices along it, a finer grid or a lower order"
                 )
-        local_grid = Grid(block, tuple(h * b for h, b in zip(grid.spacing, block)), grid.origin)
+        local_grid = Grid(block, tuple(h * b for h, b in zip(grid.spacing, block)), grid.origin, points=grid.points)
         self.model = model
         self.local = replace_static(model, grid=local_grid, halo=ShardedHalo(local_grid, sides, names, sizes))
         self.mesh, self.names = mesh, names
@@ -132,10 +139,12 @@ class ShardedModel(AbstractModel):
         k, model = self.halo_every, self.model
         reach = step_reach(method, model)
         if reach is None:
-            raise ValueError(f"shard: halo_every={k} (wide halos) needs to know how far one step reads: it runs with "
-                             "sciax.pde.RK4 (any finite-difference model, from its rhs_reach) or sciax.pde.Leapfrog "
-                             f"(a wave model stating leapfrog_reach), got {type(method).__name__} for "
-                             f"{type(model).__name__}; use halo_every=1")
+            raise ValueError(
+                f"shard: halo_every={k} (wide halos) needs to know how far one step reads: it runs with "
+                "sciax.pde.RK4 (any finite-difference model, from its rhs_reach) or sciax.pde.Leapfrog "
+                f"(a wave model stating leapfrog_reach), got {type(method).__name__} for "
+                f"{type(model).__name__}; use halo_every=1"
+            )
         sides, block = model.halo.sides, self.local.grid
         axes = wide_axes(block, sides, self.names, shard_sizes(self.mesh, self.names), k * reach, k, reach)
         grid = extended_grid(block, axes)
@@ -174,15 +183,22 @@ class ShardedModel(AbstractModel):
         def block(t, y, arrays):
             return self.local.rhs(t, y, eqx.combine(arrays, static))
 
-        run = jax.shard_map(block, mesh=self.mesh, in_specs=(PartitionSpec(), specs, tree_specs(arrays, self.grid.shape, self.names)),
-                            out_specs=specs, check_vma=False)
+        run = jax.shard_map(
+            block,
+            mesh=self.mesh,
+            in_specs=(PartitionSpec(), specs, tree_specs(arrays, self.grid.shape, self.names)),
+            out_specs=specs,
+            check_vma=False,
+        )
         return run(jnp.asarray(t), y, arrays)
 
     def integrate(self, method, y0, ts, params, **options) -> Solution:
         if self.spectral or not isinstance(method, AbstractFixedStep):
             if self.halo_every > 1:
-                raise ValueError(f"shard: halo_every={self.halo_every} (wide halos) needs a fixed-step method "
-                                 f"(sciax.pde.RK4 or sciax.pde.Leapfrog), got {type(method).__name__}; use halo_every=1")
+                raise ValueError(
+                    f"shard: halo_every={self.halo_every} (wide halos) needs a fixed-step method "
+                    f"(sciax.pde.RK4 or sciax.pde.Leapfrog), got {type(method).__name__}; use halo_every=1"
+                )
             return _solve_global(method, self.local if self.spectral else self, y0, ts, params, options)
         self.check_state(y0, "y0")
         _check_cfl(method, self.model, params)
@@ -194,11 +210,17 @@ class ShardedModel(AbstractModel):
         step = self.wide_step(method)
         counts = step_counts(times.array(), method.dt, type(method).__name__)
         if any(c % k for c in counts):
-            raise ValueError(f"shard: halo_every={k} needs every output interval to be a whole number of {k} steps "
-                             f"of dt={method.dt}, got intervals of {sorted(set(counts))} steps")
+            raise ValueError(
+                f"shard: halo_every={k} needs every output interval to be a whole number of {k} steps "
+                f"of dt={method.dt}, got intervals of {sorted(set(counts))} steps"
+            )
         sol = _solve_blocks(self, step, y0, arrays, static, times, options)
-        stats = dict(sol.stats, num_steps=sol.stats["num_steps"] * k, num_accepted_steps=sol.stats["num_accepted_steps"] * k,
-                     num_rhs_evals=sol.stats["num_rhs_evals"] * k * method.rhs_evals_per_step)
+        stats = dict(
+            sol.stats,
+            num_steps=sol.stats["num_steps"] * k,
+            num_accepted_steps=sol.stats["num_accepted_steps"] * k,
+            num_rhs_evals=sol.stats["num_rhs_evals"] * k * method.rhs_evals_per_step,
+        )
         return eqx.tree_at(lambda s: s.stats, sol, stats)
 
 
@@ -209,8 +231,12 @@ def _solve_global(method, model, y0, ts, params, options) -> Solution:
     if not takes_throw or not options.get("throw", True):
         return method.solve(model, y0, ts, params, **options)
     sol = method.solve(model, y0, ts, params, **{**options, "throw": False})
-    ok = eqx.error_if(sol.success, ~sol.success, f"simulate: the sharded run under {type(method).__name__} failed (a "
-                      "non-finite state or a failed step); reduce dt or check the model and params")
+    ok = eqx.error_if(
+        sol.success,
+        ~sol.success,
+        f"simulate: the sharded run under {type(method).__name__} failed (a "
+        "non-finite state or a failed step); reduce dt or check the model and params",
+    )
     # Tie the check to ys so that it runs whenever ys is used; multiplying by 0 is not folded for floats.
     ys = jax.tree_util.tree_map(lambda y: y + jnp.zeros((), y.dtype) * ok.astype(y.dtype), sol.ys)
     return eqx.tree_at(lambda s: (s.ys, s.success), sol, (ys, ok))
@@ -240,8 +266,10 @@ def _solve_blocks(sharded: ShardedModel, method, y0, arrays, static, times, opti
 
     in_specs = (tree_specs(y0, grid.shape, names), tree_specs(arrays, grid.shape, names))
     # Trace once with replicated outputs to learn which outputs are block fields.
-    probe = jax.eval_shape(jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=PartitionSpec(),
-                                         check_vma=False), y0, arrays)
+    probe = jax.eval_shape(
+        jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=PartitionSpec(), check_vma=False),
+        y0,
+        arrays,
+    )
     out_specs = jax.tree_util.tree_map(lambda s: field_spec(s.shape, sharded.local.grid.shape, names), probe)
     return jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)(y0, arrays)
-

@@ -120,13 +120,18 @@ class WideHaloStep(AbstractFixedStep):
     def _extend(self, tree, block_shape):
         def one(x):
             # Fields on the block (floating, each axis the block's extent or 1); indices etc. as they are.
-            if (not hasattr(x, "ndim") or x.ndim != len(block_shape) or not jnp.issubdtype(x.dtype, jnp.floating)
-                    or any(m not in (n, 1) for m, n in zip(x.shape, block_shape))):
+            if (
+                not hasattr(x, "ndim")
+                or x.ndim != len(block_shape)
+                or not jnp.issubdtype(x.dtype, jnp.floating)
+                or any(m not in (n, 1) for m, n in zip(x.shape, block_shape))
+            ):
                 return x
             for ax in self.axes:
                 if x.shape[ax.axis] == block_shape[ax.axis]:
                     x = ax.extend(x)
             return x
+
         return jax.tree_util.tree_map(one, tree)
 
     def _crop(self, tree, block_shape):
@@ -139,6 +144,7 @@ class WideHaloStep(AbstractFixedStep):
                 if x.shape[ax.axis] == extended_shape[ax.axis] != block_shape[ax.axis]:
                     x = ax.crop(x)
             return x
+
         return jax.tree_util.tree_map(one, tree)
 
     def stable_dt(self, model, params):
@@ -221,4 +227,4 @@ def extended_grid(block: Grid, axes) -> Grid:
     shape = list(block.shape)
     for ax in axes:
         shape[ax.axis] += 2 * ax.width
-    return Grid(tuple(shape), tuple(h * n for h, n in zip(block.spacing, shape)), block.origin)
+    return Grid(tuple(shape), tuple(h * n for h, n in zip(block.spacing, shape)), block.origin, points=block.points)

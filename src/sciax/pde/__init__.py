@@ -17,6 +17,8 @@
 
 from . import fd, spectral
 from ._acoustic import AcousticWave, ricker
+from ._cnab2 import CNAB2
+from ._etdrk import ETDRK1, ETDRK2, ETDRK4, AbstractETDRK
 from ._fd_boundary import (
     CPML,
     AbstractAbsorbing,
@@ -30,15 +32,13 @@ from ._fd_boundary import (
 )
 from ._fd_model import AbstractFDModel, FDModel
 from ._fd_rk4 import RK4
-from ._implicit_steppers import AbstractTheta, BackwardEuler, CrankNicolson
 from ._fixed_step import AbstractFixedStep
-from ._leapfrog import AbstractWaveModel, Leapfrog
-from ._cnab2 import CNAB2
-from ._etdrk import ETDRK1, ETDRK2, ETDRK4, AbstractETDRK
-from ._ifrk4 import IFRK4
-from ._spectral_stepper import AbstractSpectralStepper
 from ._grid import Grid
+from ._ifrk4 import IFRK4
+from ._implicit_steppers import AbstractTheta, BackwardEuler, CrankNicolson
+from ._leapfrog import AbstractWaveModel, Leapfrog
 from ._semilinear import SemilinearPDE
+from ._spectral_stepper import AbstractSpectralStepper
 
 __all__ = [
     "Grid",

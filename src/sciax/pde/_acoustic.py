@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
-from jaxtyping import Array, ArrayLike, Float, Int
+from jaxtyping import Array, ArrayLike, Float
 
 from .._labels import Labels
 from ._fd_boundary import CPML, AbstractHalo, Sponge, as_halo, layer_depth
@@ -37,8 +37,7 @@ def _one_pass(halo, grid: Grid, reach: int, memory) -> bool:
     padded fields into their consumers; XLA:GPU does, and is no faster split), with a halo that can pad
     folded blocks, a grid wide enough, and no CPML memory (its extra outputs made the split step, and
     the gradients of full-waveform inversion, slower than the padded one when measured)."""
-    return (jax.default_backend() == "cpu" and halo.foldable and fits(grid, reach)
-            and all(m is None for m in memory))
+    return jax.default_backend() == "cpu" and halo.foldable and fits(grid, reach) and all(m is None for m in memory)
 
 
 class AcousticWave(AbstractWaveModel):
@@ -94,8 +93,17 @@ class AcousticWave(AbstractWaveModel):
     amplitude: float = eqx.field(static=True)
     receivers: tuple[tuple[int, ...], ...] = eqx.field(static=True)
 
-    def __init__(self, grid: Grid, *, f0: float, receivers=(), bc=None, order: int = 2, amplitude: float = 1e-3,
-                 time_units: str | None = "s"):
+    def __init__(
+        self,
+        grid: Grid,
+        *,
+        f0: float,
+        receivers=(),
+        bc=None,
+        order: int = 2,
+        amplitude: float = 1e-3,
+        time_units: str | None = "s",
+    ):
         if not isinstance(grid, Grid) or grid.ndim not in (2, 3):
             raise ValueError(f"AcousticWave: grid must be a 2-D or 3-D sciax.pde.Grid, got {grid!r}")
         if not (isinstance(f0, (int, float, np.integer, np.floating)) and f0 > 0):
@@ -109,10 +117,16 @@ class AcousticWave(AbstractWaveModel):
             for b in pair:
                 if isinstance(b, CPML) and 2 * b.width >= min(grid.shape):
                     raise ValueError(f"AcousticWave: CPML width {b.width} is too large for grid shape {grid.shape}")
-        rec = np.asarray(receivers, dtype=np.int64).reshape(-1, grid.ndim) if len(receivers) else np.zeros((0, grid.ndim), int)
+        rec = (
+            np.asarray(receivers, dtype=np.int64).reshape(-1, grid.ndim)
+            if len(receivers)
+            else np.zeros((0, grid.ndim), int)
+        )
         bad = np.any((rec < 0) | (rec >= np.asarray(grid.shape)), axis=1)
         if np.any(bad):
-            raise ValueError(f"AcousticWave: receiver {tuple(rec[np.argmax(bad)])} lies outside the grid of shape {grid.shape}")
+            raise ValueError(
+                f"AcousticWave: receiver {tuple(rec[np.argmax(bad)])} lies outside the grid of shape {grid.shape}"
+            )
         self.receivers = tuple(tuple(int(i) for i in r) for r in rec)
         self.f0, self.amplitude = float(f0), float(amplitude)
         self.info = grid_labels(grid, "p", None, None, time_units)
@@ -127,7 +141,9 @@ class AcousticWave(AbstractWaveModel):
             # The default density takes c's dtype, so a float32 model stays float32 under x64.
             value = jnp.asarray(params[key]) if key in params else jnp.ones((), out[0].dtype)
             if value.ndim and value.shape != self.grid.shape:
-                raise ValueError(f'AcousticWave: params["{key}"] has shape {value.shape}, but the grid has shape {self.grid.shape}')
+                raise ValueError(
+                    f'AcousticWave: params["{key}"] has shape {value.shape}, but the grid has shape {self.grid.shape}'
+                )
             value = check_positive_field(value, "AcousticWave", f'params["{key}"]')
             out.append(jnp.broadcast_to(value, self.grid.shape))
         return out[0], out[1]
@@ -137,14 +153,18 @@ class AcousticWave(AbstractWaveModel):
             return None
         src = jnp.asarray(params["source"])
         if not jnp.issubdtype(src.dtype, jnp.integer) or src.shape[-1:] != (self.grid.ndim,) or src.ndim > 2:
-            raise ValueError(f'AcousticWave: params["source"] must be integer grid indices of shape ({self.grid.ndim},) '
-                             f"or (n_sources, {self.grid.ndim}), got {src.dtype} {src.shape}")
+            raise ValueError(
+                f'AcousticWave: params["source"] must be integer grid indices of shape ({self.grid.ndim},) '
+                f"or (n_sources, {self.grid.ndim}), got {src.dtype} {src.shape}"
+            )
         src = src.reshape(-1, self.grid.ndim)
         shape = self.halo.placement(self.grid.shape)[1]  # the whole grid's, also on one block of it
         outside = jnp.any((src < 0) | (src >= jnp.asarray(shape)))
         if not isinstance(src, jax.core.Tracer):
             if bool(outside):
-                raise ValueError(f"AcousticWave: source {np.asarray(src).tolist()} lies outside the grid of shape {shape}")
+                raise ValueError(
+                    f"AcousticWave: source {np.asarray(src).tolist()} lies outside the grid of shape {shape}"
+                )
             return src
         return eqx.error_if(src, outside, "AcousticWave: a source lies outside the grid")
 
@@ -162,7 +182,10 @@ class AcousticWave(AbstractWaveModel):
         for shift in (0.0, 0.5):
             d = alpha = 0.0
             inv_k = 1.0
-            for side, q in ((low, layer_depth(n, low, None, CPML, shift)), (high, layer_depth(n, None, high, CPML, shift))):
+            for side, q in (
+                (low, layer_depth(n, low, None, CPML, shift)),
+                (high, layer_depth(n, None, high, CPML, shift)),
+            ):
                 if not isinstance(side, CPML):
                     continue
                 d0 = -(side.power + 1) * c_max * math.log(side.reflection) / (2 * side.width * dx)
@@ -170,7 +193,9 @@ class AcousticWave(AbstractWaveModel):
                 d = d + d0 * q**side.power
                 alpha = alpha + alpha_max * (1 - q) * (q > 0)
                 inv_k = inv_k / (1 + (side.kappa_max - 1) * q**side.power)
-            whole = (jnp.asarray(x, dtype).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n)))
+            whole = (
+                jnp.asarray(x, dtype).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n))
+            )
             out.append(tuple(self._local(x, axis, offsets) for x in whole))
         return out
 
@@ -301,8 +326,13 @@ class AcousticWave(AbstractWaveModel):
         c, rho = self.medium(params)
         # The layer's damping is held fixed under differentiation (it is not part of the model to invert).
         c_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(c)))
-        return {"c": c, "k_dt2": rho * c**2 * dt**2, "inv_rho": self._inverse_face_density(rho),
-                "source": self._source(params), "cpml": tuple(self._cpml(ax, c_max, dt) for ax in range(self.grid.ndim))}
+        return {
+            "c": c,
+            "k_dt2": rho * c**2 * dt**2,
+            "inv_rho": self._inverse_face_density(rho),
+            "source": self._source(params),
+            "cpml": tuple(self._cpml(ax, c_max, dt) for ax in range(self.grid.ndim)),
+        }
 
     def leapfrog_init(self, y0, dt, prep):
         self.check_state(y0, "y0")
@@ -343,7 +373,11 @@ class AcousticWave(AbstractWaveModel):
 
     def _omega_max(self, params):
         c, rho = self.medium(params)
-        lam = jnp.max(rho * c**2) * jnp.max(1 / rho) * sum(symbol_radius("staggered2", self.order) / h**2 for h in self.grid.spacing)
+        lam = (
+            jnp.max(rho * c**2)
+            * jnp.max(1 / rho)
+            * sum(symbol_radius("staggered2", self.order) / h**2 for h in self.grid.spacing)
+        )
         return jnp.sqrt(lam)
 
     # ---- method of lines ------------------------------------------------------------------------
@@ -395,4 +429,6 @@ class AcousticWave(AbstractWaveModel):
         coords = {"time": np.asarray(sol.ts).reshape(-1, data.shape[-2])[0], "receiver": np.arange(data.shape[-1])}
         for axis, name in enumerate(self.grid.dims):
             coords[name] = ("receiver", self.grid.coords()[axis][[r[axis] for r in self.receivers]])
-        return xr.DataArray(data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"})
+        return xr.DataArray(
+            data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"}
+        )

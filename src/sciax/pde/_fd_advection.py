@@ -53,8 +53,14 @@ def _weno_face(v1, v2, v3, v4, v5, eps):
 
 
 def weno5(
-    f: Float[Array, "..."], grid: Grid, axis: int = 0, *, wind: Float[ArrayLike, "..."], bc,
-    t: ArrayLike = 0.0, eps: float = 1e-6,
+    f: Float[Array, "..."],
+    grid: Grid,
+    axis: int = 0,
+    *,
+    wind: Float[ArrayLike, "..."],
+    bc,
+    t: ArrayLike = 0.0,
+    eps: float = 1e-6,
 ) -> Float[Array, "..."]:
     """WENO5 (Jiang–Shu) derivative `df/dx_axis` in flux-difference form, shape `grid.shape`.
 

@@ -13,7 +13,9 @@ from ._grid import Grid
 def _velocity(p, model):
     v = p.get("velocity") if isinstance(p, dict) else None
     if v is None or len(v) != model.grid.ndim:
-        raise ValueError(f'advection_diffusion: params["velocity"] must give {model.grid.ndim} components (one per axis)')
+        raise ValueError(
+            f'advection_diffusion: params["velocity"] must give {model.grid.ndim} components (one per axis)'
+        )
     return tuple(jnp.asarray(vi) for vi in v)
 
 

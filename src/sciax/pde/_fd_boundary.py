@@ -133,7 +133,8 @@ class CPML(AbstractAbsorbing):
     damping `d = d0 q**power` with `d0 = -(power + 1) c_max ln(reflection) / (2 L)`,
     frequency shift `alpha = alpha_max (1 - q)` with `alpha_max = pi f0` by default
     (f0: the source's dominant frequency), `c_max` the largest velocity of the model
-    (held fixed under differentiation, so gradients see a fixed layer), stretching `kappa = 1 + (kappa_max - 1) q**power`.
+    (held fixed under differentiation, so gradients see a fixed layer), stretching
+    `kappa = 1 + (kappa_max - 1) q**power`.
     Defaults (`power=2`, `reflection=1e-3`, `kappa_max=1`) follow the paper's
     numerical examples. Only `sciax.pde.AcousticWave` accepts it.
 
@@ -147,8 +148,15 @@ class CPML(AbstractAbsorbing):
     kappa_max: float = eqx.field(static=True)
     alpha_max: float | None = eqx.field(static=True)
 
-    def __init__(self, width: int = 20, *, reflection: float = 1e-3, power: float = 2.0,
-                 kappa_max: float = 1.0, alpha_max: float | None = None):
+    def __init__(
+        self,
+        width: int = 20,
+        *,
+        reflection: float = 1e-3,
+        power: float = 2.0,
+        kappa_max: float = 1.0,
+        alpha_max: float | None = None,
+    ):
         self.width = _check_width("CPML", width)
         if not 0 < reflection < 1:
             raise ValueError(f"CPML: reflection must lie in (0, 1), got {reflection!r}")
@@ -187,7 +195,13 @@ class AbstractHalo(eqx.Module):
 
     @abc.abstractmethod
     def pad(
-        self, u: Float[Array, "..."], width: int, *, t: ArrayLike = 0.0, flux: bool = False, axes: Sequence[int] | None = None
+        self,
+        u: Float[Array, "..."],
+        width: int,
+        *,
+        t: ArrayLike = 0.0,
+        flux: bool = False,
+        axes: Sequence[int] | None = None,
     ) -> Float[Array, "..."]:
         """`u` extended by `width` points on both sides of each axis in `axes` (default: all)."""
 

@@ -15,7 +15,9 @@ def _tendency(t, y, p, model):
 
 
 def _radius(p, model):
-    d = max(positive_param(p, "Du", model, "fitzhugh_nagumo").max(), positive_param(p, "Dv", model, "fitzhugh_nagumo").max())
+    d = max(
+        positive_param(p, "Du", model, "fitzhugh_nagumo").max(), positive_param(p, "Dv", model, "fitzhugh_nagumo").max()
+    )
     return diffusion_radius(d, model) + 1.0, 0.0
 
 

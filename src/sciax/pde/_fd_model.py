@@ -88,7 +88,9 @@ class AbstractFDModel(AbstractModel):
                     f"shape {self.grid.shape}; they must match"
                 )
             if not jnp.issubdtype(leaf.dtype, jnp.floating):
-                raise TypeError(f"{name}: {what}{jax.tree_util.keystr(path)} must be real floating point, got {leaf.dtype}")
+                raise TypeError(
+                    f"{name}: {what}{jax.tree_util.keystr(path)} must be real floating point, got {leaf.dtype}"
+                )
 
     @property
     def rhs_reach(self) -> int:
@@ -122,7 +124,9 @@ class AbstractFDModel(AbstractModel):
             if profile.any():
                 shape = [1] * self.grid.ndim
                 shape[axis] = n
-                part = block_part(jnp.asarray(profile.reshape(shape), dtype), axis, offsets[axis], self.grid.shape[axis])
+                part = block_part(
+                    jnp.asarray(profile.reshape(shape), dtype), axis, offsets[axis], self.grid.shape[axis]
+                )
                 sigma = jnp.maximum(sigma, part)
         return jnp.broadcast_to(sigma, self.grid.shape)
 
@@ -178,13 +182,26 @@ class FDModel(AbstractFDModel):
     radius: Callable | None = eqx.field(static=True)
     reach: int | None = eqx.field(static=True)
 
-    def __init__(self, grid: Grid, tendency: Callable, *, bc, order: int = 2, radius: Callable | None = None,
-                 reach: int | None = None, variable: str = "u", units: str | None = None, long_name: str | None = None,
-                 time_units: str | None = None):
+    def __init__(
+        self,
+        grid: Grid,
+        tendency: Callable,
+        *,
+        bc,
+        order: int = 2,
+        radius: Callable | None = None,
+        reach: int | None = None,
+        variable: str = "u",
+        units: str | None = None,
+        long_name: str | None = None,
+        time_units: str | None = None,
+    ):
         if not isinstance(grid, Grid):
             raise TypeError(f"FDModel: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
         if not callable(tendency):
-            raise TypeError(f"FDModel: tendency must be callable tendency(t, u, params, model), got {type(tendency).__name__}")
+            raise TypeError(
+                f"FDModel: tendency must be callable tendency(t, u, params, model), got {type(tendency).__name__}"
+            )
         self.grid = grid
         self.halo = as_halo(grid, bc)
         sides = getattr(self.halo, "sides", ())
@@ -196,8 +213,10 @@ class FDModel(AbstractFDModel):
         self.order = check_order(order, "FDModel: order")
         self.fn, self.radius = tendency, radius
         if reach is not None and (isinstance(reach, bool) or not isinstance(reach, (int, np.integer)) or reach < 1):
-            raise ValueError(f"FDModel: reach must be None or an integer >= 1 (points the tendency reads past a "
-                             f"point), got {reach!r}")
+            raise ValueError(
+                f"FDModel: reach must be None or an integer >= 1 (points the tendency reads past a "
+                f"point), got {reach!r}"
+            )
         self.reach = None if reach is None else int(reach)
         self.info = grid_labels(grid, variable, units, long_name, time_units)
 

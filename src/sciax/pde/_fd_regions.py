@@ -93,11 +93,12 @@ def split_evaluate(
     """
     shape, ndim = grid.shape, grid.ndim
     width = 2 * reach
-    out = jax.tree_util.tree_map(lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(reach, reach, 0)] * ndim),
-                                 interior(fields))
+    out = jax.tree_util.tree_map(
+        lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(reach, reach, 0)] * ndim), interior(fields)
+    )
     for axis in range(ndim):
-        folded = jax.tree_util.tree_map(lambda x: fold(x, axis, width), fields)
-        folded_shape = shape[:axis] + (2 * width,) + shape[axis + 1:]
+        folded = jax.tree_util.tree_map(lambda x, axis=axis: fold(x, axis, width), fields)
+        folded_shape = shape[:axis] + (2 * width,) + shape[axis + 1 :]
         folded_grid = Grid(folded_shape, tuple(h * n for h, n in zip(grid.spacing, folded_shape)), grid.origin)
         strips = padded(folded, folded_grid)
         for start, at in ((0, 0), (2 * width - reach, shape[axis] - reach)):
@@ -105,7 +106,7 @@ def split_evaluate(
             corner = [reach if b < axis else 0 for b in range(ndim)]
             corner[axis] = at
 
-            def put(o, a, start=start, corner=tuple(corner)):
+            def put(o, a, start=start, corner=tuple(corner), axis=axis):
                 a = take(a, axis, start, start + reach)
                 for b in range(axis):
                     a = take(a, b, reach, shape[b] - reach)

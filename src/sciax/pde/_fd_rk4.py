@@ -17,10 +17,18 @@ _RK4_IMAG = 2.0 * np.sqrt(2.0)
 
 
 def _check_dt(name: str, dt, checkpoint):
-    if isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating)) or not (np.isfinite(dt) and dt > 0):
+    if (
+        isinstance(dt, bool)
+        or not isinstance(dt, (int, float, np.integer, np.floating))
+        or not (np.isfinite(dt) and dt > 0)
+    ):
         raise ValueError(f"{name}: dt must be a Python number > 0 (the step is static configuration), got {dt!r}")
-    if checkpoint is not None and (isinstance(checkpoint, bool) or not isinstance(checkpoint, (int, np.integer)) or checkpoint < 1):
-        raise ValueError(f"{name}: checkpoint must be None or an integer >= 1 (steps per recomputed block), got {checkpoint!r}")
+    if checkpoint is not None and (
+        isinstance(checkpoint, bool) or not isinstance(checkpoint, (int, np.integer)) or checkpoint < 1
+    ):
+        raise ValueError(
+            f"{name}: checkpoint must be None or an integer >= 1 (steps per recomputed block), got {checkpoint!r}"
+        )
     return float(dt), None if checkpoint is None else int(checkpoint)
 
 

@@ -148,8 +148,15 @@ def laplacian(u: Float[Array, "..."], grid: Grid, *, bc, order: int = 2, t: Arra
 
 
 def staggered_derivative(
-    u: Float[Array, "..."], grid: Grid, axis: int = 0, *, bc, order: int = 2, t: ArrayLike = 0.0,
-    forward: bool = True, flux: bool = False,
+    u: Float[Array, "..."],
+    grid: Grid,
+    axis: int = 0,
+    *,
+    bc,
+    order: int = 2,
+    t: ArrayLike = 0.0,
+    forward: bool = True,
+    flux: bool = False,
 ) -> Float[Array, "..."]:
     """Half-point first derivative for staggered (wave) schemes, shape `grid.shape`.
 
@@ -192,14 +199,14 @@ def diffusion(
     """
     u = _check_field(u, grid, "diffusion")
     order = check_order(order)
-    halo, half = as_halo(grid, bc), order // 2
+    halo = as_halo(grid, bc)
     a = jnp.asarray(a, u.dtype)
     if a.ndim:
         a = _check_field(a, grid, "diffusion", "the coefficient a")
     out = 0
     for axis in range(grid.ndim):
         n, h = grid.shape[axis], grid.spacing[axis]
-        # Half points j + 1/2 for j = -half .. n + half - 1: all that the backward stencil reaches.
+        # Half points j + 1/2 for j = -order/2 .. n + order/2 - 1: all that the backward stencil reaches.
         m, starts = n + order, [1 + k for k in range(order)]
         up = halo.pad(u, order, t=t, axes=(axis,))
         flux = apply(up, axis, starts, staggered(1, order), m, 1 / h)

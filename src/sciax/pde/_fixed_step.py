@@ -83,7 +83,9 @@ class AbstractFixedStep(AbstractMethod):
                     f"the largest stable dt is {float(limit):.6g}"
                 )
             return y0
-        return eqx.error_if(y0, self.dt > limit, f"simulate: {name} dt exceeds the CFL limit (largest stable dt is smaller)")
+        return eqx.error_if(
+            y0, self.dt > limit, f"simulate: {name} dt exceeds the CFL limit (largest stable dt is smaller)"
+        )
 
 
 @eqx.filter_jit
@@ -102,10 +104,12 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
         """`n_steps` steps from `t0` (the first `n_live` only, if given), checkpointed in blocks."""
         times = t0 + jnp.arange(n_steps, dtype=t_dtype) * dt
         if n_live is not None:
+
             def masked(c, jt):
                 j, t = jt
                 new = method.step(model, c, t, params)
                 return jax.tree_util.tree_map(lambda a, b: jnp.where(j < n_live, a, b), new, c), None
+
             return jax.lax.scan(masked, carry, (jnp.arange(n_steps), times))[0]
         block = method.checkpoint
         if block is None or n_steps <= block:
@@ -142,7 +146,11 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
     ts_t = ts.astype(t_dtype)
     t0s, ns, lives = ts_t[:-1], jnp.asarray(counts), jnp.ones(len(counts), bool)
     if in_place:
-        t0s, ns, lives = jnp.concatenate([ts_t[:1], t0s]), jnp.asarray((0,) + tuple(counts)), jnp.arange(len(counts) + 1) > 0
+        t0s, ns, lives = (
+            jnp.concatenate([ts_t[:1], t0s]),
+            jnp.asarray((0,) + tuple(counts)),
+            jnp.arange(len(counts) + 1) > 0,
+        )
     else:
         first = observe(carry)
     group = method.checkpoint // n_max if (uniform and method.checkpoint and n_max < method.checkpoint) else 1
@@ -168,9 +176,17 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
         ys, finite = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, (ys, finite))
     success = jnp.all(finite)
     if throw:
-        ys = eqx.error_if(ys, ~success, f"simulate: the state became NaN or inf under {type(method).__name__}; "
-                                        "reduce dt or check the model and params")
+        ys = eqx.error_if(
+            ys,
+            ~success,
+            f"simulate: the state became NaN or inf under {type(method).__name__}; "
+            "reduce dt or check the model and params",
+        )
     num = jnp.asarray(sum(counts))
-    stats = {"num_steps": num, "num_accepted_steps": num, "num_rejected_steps": jnp.zeros_like(num),
-             "num_rhs_evals": num * method.rhs_evals_per_step}
+    stats = {
+        "num_steps": num,
+        "num_accepted_steps": num,
+        "num_rejected_steps": jnp.zeros_like(num),
+        "num_rhs_evals": num * method.rhs_evals_per_step,
+    }
     return Solution(ts=ts, ys=ys, stats=stats, success=success)

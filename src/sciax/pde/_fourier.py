@@ -63,7 +63,9 @@ def nyquist_mask(grid: Grid, axis: int) -> Bool[np.ndarray, "..."]:
     """`True` at the Nyquist mode `|m| = n/2` along `axis` (never, when `n` is odd)."""
     axis = _check_axis(grid, axis)
     n = grid.shape[axis]
-    return (np.abs(_mode_numbers(grid, axis)) * 2 == n) if n % 2 == 0 else np.zeros_like(_mode_numbers(grid, axis), bool)
+    return (
+        (np.abs(_mode_numbers(grid, axis)) * 2 == n) if n % 2 == 0 else np.zeros_like(_mode_numbers(grid, axis), bool)
+    )
 
 
 def derivative_symbol(grid: Grid, axis: int = 0, order: int = 1) -> Complex[Array, "..."]:
@@ -142,7 +144,7 @@ def to_physical(u_hat: Complex[Array, "*batch *spectral"], grid: Grid) -> Float[
     """`irfftn` over the last `grid.ndim` axes, back to real values of shape `grid.shape`."""
     if tuple(jnp.shape(u_hat)[-grid.ndim :]) != spectral_shape(grid):
         raise ValueError(
-            f"to_physical: spectral array has trailing shape {tuple(jnp.shape(u_hat)[-grid.ndim:])}, "
+            f"to_physical: spectral array has trailing shape {tuple(jnp.shape(u_hat)[-grid.ndim :])}, "
             f"expected {spectral_shape(grid)} for a grid of shape {grid.shape}"
         )
     return inverse_transform(grid, u_hat)
@@ -151,10 +153,14 @@ def to_physical(u_hat: Complex[Array, "*batch *spectral"], grid: Grid) -> Float[
 def _check_field(u, grid: Grid) -> None:
     shape = tuple(jnp.shape(u))
     if shape[-grid.ndim :] != grid.shape or len(shape) < grid.ndim:
-        raise ValueError(f"field has shape {shape}, but its last {grid.ndim} axes must equal the grid shape {grid.shape}")
+        raise ValueError(
+            f"field has shape {shape}, but its last {grid.ndim} axes must equal the grid shape {grid.shape}"
+        )
 
 
-def derivative(u: Float[Array, "*batch *grid"], grid: Grid, axis: int = 0, order: int = 1) -> Float[Array, "*batch *grid"]:
+def derivative(
+    u: Float[Array, "*batch *grid"], grid: Grid, axis: int = 0, order: int = 1
+) -> Float[Array, "*batch *grid"]:
     """Spectral derivative `d^order u / dx_axis^order` (Nyquist mode dropped for odd orders)."""
     return to_physical(derivative_symbol(grid, axis, order) * to_spectral(u, grid), grid)
 
@@ -187,10 +193,14 @@ def divergence(v: Float[Array, "*batch D *grid"], grid: Grid) -> Float[Array, "*
     """Spectral divergence `sum_i d v_i / dx_i` of a vector field whose axis `-ndim-1` holds the `ndim` components."""
     _check_vector(v, grid, "divergence")
     v_hat = to_spectral(v, grid)
-    return to_physical(sum(derivative_symbol(grid, i, 1) * jnp.take(v_hat, i, axis=-grid.ndim - 1) for i in range(grid.ndim)), grid)
+    return to_physical(
+        sum(derivative_symbol(grid, i, 1) * jnp.take(v_hat, i, axis=-grid.ndim - 1) for i in range(grid.ndim)), grid
+    )
 
 
-def curl(v: Float[Array, "*batch D *grid"], grid: Grid) -> Float[Array, "*batch *grid"] | Float[Array, "*batch 3 *grid"]:
+def curl(
+    v: Float[Array, "*batch D *grid"], grid: Grid
+) -> Float[Array, "*batch *grid"] | Float[Array, "*batch 3 *grid"]:
     """Spectral curl of a vector field whose axis `-ndim-1` holds the components.
 
     - 2-D: `v = (v_x, v_y)` gives the scalar vorticity `d v_y/dx - d v_x/dy`, shape `(*batch, nx, ny)`.

@@ -57,13 +57,17 @@ class Grid(eqx.Module):
         if len(lengths) == 1 and ndim > 1:
             lengths = lengths * ndim
         if len(lengths) != ndim:
-            raise ValueError(f"Grid: lengths has {len(lengths)} entries but shape {shape!r} has {ndim}; give one per axis")
+            raise ValueError(
+                f"Grid: lengths has {len(lengths)} entries but shape {shape!r} has {ndim}; give one per axis"
+            )
         lengths = tuple(float(v) for v in lengths)
         if not all(math.isfinite(v) and v > 0 for v in lengths):
             raise ValueError(f"Grid: every entry of lengths must be finite and > 0, got lengths={lengths!r}")
         origin = (0.0,) * ndim if origin is None else tuple(float(v) for v in _as_tuple(origin, "origin"))
         if len(origin) != ndim:
-            raise ValueError(f"Grid: origin has {len(origin)} entries but shape {shape!r} has {ndim}; give one per axis")
+            raise ValueError(
+                f"Grid: origin has {len(origin)} entries but shape {shape!r} has {ndim}; give one per axis"
+            )
         if not all(math.isfinite(v) for v in origin):
             raise ValueError(f"Grid: every entry of origin must be finite, got origin={origin!r}")
         self.shape = tuple(int(n) for n in shape)

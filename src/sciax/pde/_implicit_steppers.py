@@ -49,19 +49,33 @@ class AbstractTheta(AbstractFixedStep):
     max_newton: int = eqx.field(static=True)
     linear_rtol: float | None = eqx.field(static=True)
 
-    def __init__(self, dt: float, *, method: str = "gmres", symmetric: bool = False,
-                 preconditioner: Callable | None = None, rtol: float | None = None, atol: float | None = None,
-                 max_newton: int = 20, linear_rtol: float | None = None, checkpoint: int | None = 64):
+    def __init__(
+        self,
+        dt: float,
+        *,
+        method: str = "gmres",
+        symmetric: bool = False,
+        preconditioner: Callable | None = None,
+        rtol: float | None = None,
+        atol: float | None = None,
+        max_newton: int = 20,
+        linear_rtol: float | None = None,
+        checkpoint: int | None = 64,
+    ):
         name = type(self).__name__
         self.dt, self.checkpoint = _check_dt(name, dt, checkpoint)
         if method not in ("gmres", "cg", "bicgstab"):
             raise ValueError(f"{name}: method must be 'gmres', 'cg' or 'bicgstab', got {method!r}")
         if method == "cg" and not symmetric:
-            raise ValueError(f"{name}: method='cg' needs symmetric=True (a symmetric negative semidefinite Jacobian "
-                             "of the right-hand side, e.g. diffusion); otherwise use method='gmres'")
+            raise ValueError(
+                f"{name}: method='cg' needs symmetric=True (a symmetric negative semidefinite Jacobian "
+                "of the right-hand side, e.g. diffusion); otherwise use method='gmres'"
+            )
         if preconditioner is not None and not callable(preconditioner):
-            raise TypeError(f"{name}: preconditioner must be None or a function (model, params, gamma) -> "
-                            f"preconditioner, got {preconditioner!r}")
+            raise TypeError(
+                f"{name}: preconditioner must be None or a function (model, params, gamma) -> "
+                f"preconditioner, got {preconditioner!r}"
+            )
         self.method, self.symmetric, self.preconditioner = method, bool(symmetric), preconditioner
         self.rtol, self.atol, self.max_newton, self.linear_rtol = rtol, atol, int(max_newton), linear_rtol
 
@@ -94,9 +108,19 @@ class AbstractTheta(AbstractFixedStep):
 
         guess = y if f0 is None else tmap(lambda a, b: a + h * b, y, f0)
         tags = frozenset({lx.symmetric_tag, lx.positive_semidefinite_tag}) if self.symmetric else frozenset()
-        sol = newton_krylov(residual, guess, params, method=self.method, rtol=self.rtol, atol=self.atol,
-                            max_steps=self.max_newton, linear_rtol=self.linear_rtol, preconditioner=pc, tags=tags,
-                            throw=False)
+        sol = newton_krylov(
+            residual,
+            guess,
+            params,
+            method=self.method,
+            rtol=self.rtol,
+            atol=self.atol,
+            max_steps=self.max_newton,
+            linear_rtol=self.linear_rtol,
+            preconditioner=pc,
+            tags=tags,
+            throw=False,
+        )
         # A failed solve leaves a NaN state, which the driver reports (success=False or its error).
         failed = sol.result != optx.RESULTS.successful
         return tmap(lambda a: jax.numpy.where(failed, jax.numpy.nan, a), sol.value)

@@ -105,8 +105,13 @@ def navier_stokes_2d(
             raise ValueError(f"navier_stokes_2d: forcing_mode must be an integer >= 1 or None, got {forcing_mode!r}")
         forcing_mode = int(forcing_mode)
     model = SemilinearPDE(
-        grid, _ns2d_linear, nonlinear_spectral=_VorticityAdvection(forcing_mode), dealias=dealias, bc=bc,
-        variable="vorticity", long_name="vorticity dv/dx - du/dy",
+        grid,
+        _ns2d_linear,
+        nonlinear_spectral=_VorticityAdvection(forcing_mode),
+        dealias=dealias,
+        bc=bc,
+        variable="vorticity",
+        long_name="vorticity dv/dx - du/dy",
     )
     if forcing_mode is not None:
         n_y = grid.shape[1]

@@ -73,6 +73,11 @@ def navier_stokes_3d(grid: Grid, *, dealias: bool | float = True, bc=None) -> Se
     """
     _check_3d(grid, "navier_stokes_3d")
     return SemilinearPDE(
-        grid, _ns3d_linear, nonlinear_spectral=_RotationalAdvection(), fields=("u", "v", "w"), dealias=dealias, bc=bc,
+        grid,
+        _ns3d_linear,
+        nonlinear_spectral=_RotationalAdvection(),
+        fields=("u", "v", "w"),
+        dealias=dealias,
+        bc=bc,
         variable="velocity",
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Complex, Float, PyTree, Real
@@ -89,12 +88,16 @@ class SemilinearPDE(AbstractModel):
             raise TypeError(f"SemilinearPDE: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
         check_periodic(bc, grid, "SemilinearPDE")
         if not callable(linear):
-            raise TypeError(f"SemilinearPDE: linear must be callable linear(k, params) -> symbol, got {type(linear).__name__}")
+            raise TypeError(
+                f"SemilinearPDE: linear must be callable linear(k, params) -> symbol, got {type(linear).__name__}"
+            )
         for name, fn in (("nonlinear", nonlinear), ("nonlinear_spectral", nonlinear_spectral)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"SemilinearPDE: {name} must be callable or None, got {type(fn).__name__}")
         if nonlinear is not None and nonlinear_spectral is not None:
-            raise ValueError("SemilinearPDE: give nonlinear (physical space) or nonlinear_spectral (Fourier space), not both")
+            raise ValueError(
+                "SemilinearPDE: give nonlinear (physical space) or nonlinear_spectral (Fourier space), not both"
+            )
         if fields is not None:
             if isinstance(fields, str) or not all(isinstance(f, str) for f in fields) or len(fields) == 0:
                 raise TypeError(f"SemilinearPDE: fields must be None or a non-empty sequence of names, got {fields!r}")
@@ -153,9 +156,7 @@ class SemilinearPDE(AbstractModel):
         if not jnp.issubdtype(u.dtype, jnp.floating):
             raise TypeError(f"SemilinearPDE: {what} must be a real floating-point array, got dtype {u.dtype}")
 
-    def nonlinear_hat(
-        self, t: Real[Array, ""], u_hat: Complex[Array, "..."], params: PyTree
-    ) -> Complex[Array, "..."]:
+    def nonlinear_hat(self, t: Real[Array, ""], u_hat: Complex[Array, "..."], params: PyTree) -> Complex[Array, "..."]:
         """The rfft of `N(t, u, params)` from `u_hat = rfft(u)` (dealiased if asked); zeros for a linear model."""
         if self.nonlinear is None and self.nonlinear_spectral is None:
             return jnp.zeros_like(u_hat)
@@ -213,7 +214,8 @@ class SemilinearPDE(AbstractModel):
 def _check_returned(shape, expected, what: str, against: str) -> None:
     if tuple(shape) != tuple(expected):
         raise ValueError(
-            f"SemilinearPDE: {what} returned shape {tuple(shape)}, but {against} has shape {tuple(expected)}; they must match"
+            f"SemilinearPDE: {what} returned shape {tuple(shape)}, but {against} has shape {tuple(expected)}; "
+            "they must match"
         )
 
 
@@ -221,7 +223,11 @@ def _dealias_fraction(dealias, grid: Grid) -> float | None:
     if dealias is False or dealias is None:
         return None
     fraction = 2 / 3 if dealias is True else dealias
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.integer, np.floating)) or not 0 < fraction <= 1:
+    if (
+        isinstance(fraction, bool)
+        or not isinstance(fraction, (int, float, np.integer, np.floating))
+        or not 0 < fraction <= 1
+    ):
         raise ValueError(f"SemilinearPDE: dealias must be True, False or a fraction in (0, 1], got {dealias!r}")
     mask = _fourier.dealias_mask(grid, fraction)
     for axis, n in enumerate(grid.shape):
@@ -229,6 +235,7 @@ def _dealias_fraction(dealias, grid: Grid) -> float | None:
         if not mask[tuple(1 if i == axis else 0 for i in range(grid.ndim))]:
             raise ValueError(
                 f"SemilinearPDE: grid axis {axis} has {n} points, too few for dealias={dealias!r} "
-                f"(it keeps no mode but the mean); use at least {int(np.floor(2 / fraction)) + 1} points or dealias=False"
+                "(it keeps no mode but the mean); "
+                f"use at least {int(np.floor(2 / fraction)) + 1} points or dealias=False"
             )
     return float(fraction)

@@ -44,7 +44,9 @@ def burgers(grid: Grid, *, dealias: bool | float = True, bc=None) -> SemilinearP
     Cole–Hopf transform `u = -2 nu phi_x / phi` with `phi_t = nu phi_xx`.
     """
     _require_1d(grid, "burgers")
-    return SemilinearPDE(grid, _diffusion, nonlinear_spectral=_burgers_nonlinear, dealias=dealias, bc=bc, long_name="velocity")
+    return SemilinearPDE(
+        grid, _diffusion, nonlinear_spectral=_burgers_nonlinear, dealias=dealias, bc=bc, long_name="velocity"
+    )
 
 
 def _ks_linear(k, p):

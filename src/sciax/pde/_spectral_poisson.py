@@ -42,5 +42,7 @@ def solve_poisson(
                 f"solve_poisson: f has mean {np.abs(np.asarray(mean)).max():.3g}, but a periodic Poisson problem "
                 "(screening=0) needs zero-mean f; subtract the mean or pass check_mean=False to project it out"
             )
-        phi = eqx.error_if(phi, bad, "solve_poisson: f must have zero mean for a periodic Poisson problem (screening=0)")
+        phi = eqx.error_if(
+            phi, bad, "solve_poisson: f must have zero mean for a periodic Poisson problem (screening=0)"
+        )
     return phi

@@ -47,7 +47,9 @@ def allen_cahn(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semilinea
     `tanh(x / sqrt(2 epsilon))`). Split: `L = 1 - epsilon |k|^2`, `N = -u^3`
     (the split of Kassam & Trefethen 2005 and of exponax's `AllenCahn`).
     """
-    return SemilinearPDE(grid, _allen_cahn_linear, _allen_cahn_nonlinear, dealias=dealias, bc=bc, long_name="phase field")
+    return SemilinearPDE(
+        grid, _allen_cahn_linear, _allen_cahn_nonlinear, dealias=dealias, bc=bc, long_name="phase field"
+    )
 
 
 # --- Cahn–Hilliard: u_t = M lap(u^3 - u - gamma lap u);  L = M (|k|^2 - gamma |k|^4),  N = M lap(u^3)
@@ -71,7 +73,11 @@ def cahn_hilliard(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semili
     decomposition). Split: `L = M (|k|^2 - gamma |k|^4)`, `N = M laplacian(u^3)`.
     """
     return SemilinearPDE(
-        grid, _cahn_hilliard_linear, nonlinear_spectral=_cahn_hilliard_nonlinear, dealias=dealias, bc=bc,
+        grid,
+        _cahn_hilliard_linear,
+        nonlinear_spectral=_cahn_hilliard_nonlinear,
+        dealias=dealias,
+        bc=bc,
         long_name="concentration",
     )
 
@@ -120,5 +126,12 @@ def gray_scott(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semilinea
     State shape `(2, *grid.shape)`. Params: `{"Du", "Dv"}` (length^2/time), `{"F", "kappa"}`
     (feed and kill rates, 1/time). Split: `L = diag(-Du |k|^2, -Dv |k|^2)`, `N` = the reactions.
     """
-    return SemilinearPDE(grid, _gray_scott_linear, _gray_scott_nonlinear, fields=("u", "v"), dealias=dealias, bc=bc,
-                         variable="concentration")
+    return SemilinearPDE(
+        grid,
+        _gray_scott_linear,
+        _gray_scott_nonlinear,
+        fields=("u", "v"),
+        dealias=dealias,
+        bc=bc,
+        variable="concentration",
+    )

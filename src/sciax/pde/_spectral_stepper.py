@@ -38,7 +38,11 @@ _OVERFLOW = (
 
 
 def _check_dt(dt, name: str) -> float:
-    if isinstance(dt, jax.core.Tracer) or isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating)):
+    if (
+        isinstance(dt, jax.core.Tracer)
+        or isinstance(dt, bool)
+        or not isinstance(dt, (int, float, np.integer, np.floating))
+    ):
         raise TypeError(f"{name}: dt must be a Python number (the step is static configuration), got {dt!r}")
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"{name}: dt must be > 0 and finite, got dt={dt!r}")

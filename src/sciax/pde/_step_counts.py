@@ -29,8 +29,9 @@ def step_counts(ts, dt: float, name: str) -> tuple[int, ...]:
     diffs = np.diff(ts64)
     counts = np.rint(diffs / dt)
     # The union of the tolerances the two drivers used before they shared this helper.
-    tol = np.maximum(np.maximum(1e-6 * dt, 1e-9 * np.abs(diffs)),
-                     16 * eps * np.maximum(np.abs(ts64[:-1]), np.abs(ts64[1:])))
+    tol = np.maximum(
+        np.maximum(1e-6 * dt, 1e-9 * np.abs(diffs)), 16 * eps * np.maximum(np.abs(ts64[:-1]), np.abs(ts64[1:]))
+    )
     bad = (counts < 1) | (np.abs(counts * dt - diffs) > tol)
     if np.any(bad):
         i = int(np.argmax(bad))

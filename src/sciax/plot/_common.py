@@ -24,18 +24,24 @@ def as_dataarray(data, fn: str, arg: str = "data") -> xr.DataArray:
         names = list(data.data_vars)
         if len(names) == 1:
             return data[names[0]]
-        raise ValueError(f"{fn}: {arg} is a Dataset with {len(names)} variables {names}; "
-                         f"pass one of them, e.g. {arg}[{names[0]!r}]" if names else
-                         f"{fn}: {arg} is a Dataset without data variables")
-    raise TypeError(f"{fn}: {arg} must be an xarray.DataArray or Dataset (e.g. from Solution.to_xarray()), "
-                    f"got {type(data).__name__}")
+        raise ValueError(
+            f"{fn}: {arg} is a Dataset with {len(names)} variables {names}; pass one of them, e.g. {arg}[{names[0]!r}]"
+            if names
+            else f"{fn}: {arg} is a Dataset without data variables"
+        )
+    raise TypeError(
+        f"{fn}: {arg} must be an xarray.DataArray or Dataset (e.g. from Solution.to_xarray()), "
+        f"got {type(data).__name__}"
+    )
 
 
 def require_dim(da: xr.DataArray, dim: str, fn: str, arg: str) -> None:
     """`ValueError` naming the keyword argument `arg` when `da` lacks the dim `dim` it names."""
     if not isinstance(dim, str) or dim not in da.dims:
-        raise ValueError(f"{fn}: the data has no dim {dim!r} (given as {arg}={dim!r}); its dims are "
-                         f"{tuple(da.dims)}. Pass {arg}= naming one of them")
+        raise ValueError(
+            f"{fn}: the data has no dim {dim!r} (given as {arg}={dim!r}); its dims are "
+            f"{tuple(da.dims)}. Pass {arg}= naming one of them"
+        )
 
 
 def label(obj: xr.DataArray, fallback: str | None = None) -> str:
@@ -59,6 +65,7 @@ def coord_values(da: xr.DataArray, dim: str) -> np.ndarray:
 
 def image_extent(h: np.ndarray, v: np.ndarray) -> list[float]:
     """`imshow` extent so that pixel centres sit on the coordinates `h` (horizontal) and `v` (vertical)."""
+
     def edges(c):
         half = 0.5 * (c[-1] - c[0]) / (len(c) - 1) if len(c) > 1 else 0.5
         return c[0] - half, c[-1] + half

@@ -60,8 +60,16 @@ def seismograms(
         ax.set_xlim(receivers[0] - 1, receivers[-1] + 1)
         ax.set_ylim(t[-1], t[0])
     else:
-        image = ax.imshow(values, aspect="auto", origin="upper", cmap="gray", vmin=-scale, vmax=scale,
-                          interpolation="nearest", extent=_flip(image_extent(receivers, t)))
+        image = ax.imshow(
+            values,
+            aspect="auto",
+            origin="upper",
+            cmap="gray",
+            vmin=-scale,
+            vmax=scale,
+            interpolation="nearest",
+            extent=_flip(image_extent(receivers, t)),
+        )
         ax.figure.colorbar(image, ax=ax, label=label(da, "amplitude"), extend="both")
     ax.set_xlabel(receiver_dim)
     ax.set_ylabel(coord_label(da, time_dim))

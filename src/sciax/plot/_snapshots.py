@@ -55,11 +55,14 @@ def field_snapshots(
     space = [d for d in da.dims if d != time_dim]
     if len(space) not in (1, 2):
         extra = next((d for d in space if d not in ("x", "y")), space[0])
-        raise ValueError(f"{fn}: data must have dims ({time_dim!r}, x) or ({time_dim!r}, y, x), got {tuple(da.dims)}; "
-                         f"select the others away first, e.g. data.isel({extra}=0)")
+        raise ValueError(
+            f"{fn}: data must have dims ({time_dim!r}, x) or ({time_dim!r}, y, x), got {tuple(da.dims)}; "
+            f"select the others away first, e.g. data.isel({extra}=0)"
+        )
     if len(space) == 1 and times is None:
-        ax = space_time(da, time_dim=time_dim, ax=None if axes is None else np.ravel(np.asarray(axes, dtype=object))[0],
-                        cmap=cmap)
+        ax = space_time(
+            da, time_dim=time_dim, ax=None if axes is None else np.ravel(np.asarray(axes, dtype=object))[0], cmap=cmap
+        )
         return ax.figure
     snaps = _select(da, times, n, time_dim, fn)
     count = snaps.sizes[time_dim]
@@ -90,8 +93,15 @@ def field_snapshots(
     cmap = cmap or ("RdBu_r" if sym else "viridis")
     for i in range(count):
         frame = snaps.isel({time_dim: i}).transpose(v_dim, h_dim)
-        image = axes[i].imshow(frame.values, origin="lower", interpolation="nearest", cmap=cmap, vmin=vmin, vmax=vmax,
-                               extent=image_extent(coord_values(frame, h_dim), coord_values(frame, v_dim)))
+        image = axes[i].imshow(
+            frame.values,
+            origin="lower",
+            interpolation="nearest",
+            cmap=cmap,
+            vmin=vmin,
+            vmax=vmax,
+            extent=image_extent(coord_values(frame, h_dim), coord_values(frame, v_dim)),
+        )
         axes[i].set_xlabel(coord_label(frame, h_dim))
         axes[i].set_title(_title(time_dim, t_values[i], t_units))
     axes[0].set_ylabel(coord_label(da, v_dim))

@@ -26,8 +26,10 @@ def space_time(data: xr.DataArray | xr.Dataset, *, time_dim: str = "time", ax=No
     da = as_dataarray(data, fn)
     require_dim(da, time_dim, fn, "time_dim")
     if da.ndim != 2:
-        raise ValueError(f"{fn}: data must have dims ({time_dim!r}, one space dim), got {tuple(da.dims)}; "
-                         "for 2-D fields use field_snapshots")
+        raise ValueError(
+            f"{fn}: data must have dims ({time_dim!r}, one space dim), got {tuple(da.dims)}; "
+            "for 2-D fields use field_snapshots"
+        )
     space = next(d for d in da.dims if d != time_dim)
     da = da.transpose(time_dim, space)
     values = np.asarray(da.values, dtype=float)
@@ -35,9 +37,16 @@ def space_time(data: xr.DataArray | xr.Dataset, *, time_dim: str = "time", ax=No
     plt = pyplot()
     if ax is None:
         _, ax = plt.subplots(figsize=(6.0, 4.5), constrained_layout=True)
-    image = ax.imshow(values, origin="lower", aspect="auto", interpolation="nearest",
-                      extent=image_extent(coord_values(da, space), coord_values(da, time_dim)),
-                      cmap=cmap or ("RdBu_r" if symmetric else "viridis"), vmin=vmin, vmax=vmax)
+    image = ax.imshow(
+        values,
+        origin="lower",
+        aspect="auto",
+        interpolation="nearest",
+        extent=image_extent(coord_values(da, space), coord_values(da, time_dim)),
+        cmap=cmap or ("RdBu_r" if symmetric else "viridis"),
+        vmin=vmin,
+        vmax=vmax,
+    )
     ax.set_xlabel(coord_label(da, space))
     ax.set_ylabel(coord_label(da, time_dim))
     ax.figure.colorbar(image, ax=ax, label=label(da))

@@ -57,8 +57,10 @@ def trajectory_spread(
     else:
         axes = list(np.ravel(np.asarray(ax, dtype=object)))
         if len(axes) != len(names):
-            raise ValueError(f"{fn}: ax has {len(axes)} Axes but {len(names)} variables are plotted {names}; "
-                             "pass one Axes per variable, or a single Axes for all")
+            raise ValueError(
+                f"{fn}: ax has {len(axes)} Axes but {len(names)} variables are plotted {names}; "
+                "pass one Axes per variable, or a single Axes for all"
+            )
         single = False
 
     shared = len(set(map(id, axes))) == 1 and len(names) > 1
@@ -86,8 +88,15 @@ def _draw(ax, da: xr.DataArray, t: np.ndarray, qs: np.ndarray, n_traces: int, co
     for j in range(k):
         lo, hi = bands[j], bands[-1 - j]
         # Inner bands darker; the alpha adds up where bands overlap.
-        ax.fill_between(t, lo, hi, color=colour, alpha=0.15 + 0.15 * j, linewidth=0,
-                        label=None if shared else f"{100 * qs[j]:g}–{100 * qs[-1 - j]:g} %")
+        ax.fill_between(
+            t,
+            lo,
+            hi,
+            color=colour,
+            alpha=0.15 + 0.15 * j,
+            linewidth=0,
+            label=None if shared else f"{100 * qs[j]:g}–{100 * qs[-1 - j]:g} %",
+        )
     for m in np.unique(np.linspace(0, n_members - 1, min(n_traces, n_members)).round().astype(int)):
         ax.plot(t, values[m], color=colour, linewidth=0.5, alpha=0.5)
     ax.plot(t, median, color=colour, linewidth=2.0, label=name if shared else "median")
@@ -100,34 +109,42 @@ def _as_dataset(data, fn: str) -> xr.Dataset:
         return data.to_dataset(name=data.name if data.name is not None else "value")
     if isinstance(data, xr.Dataset):
         return data
-    raise TypeError(f"{fn}: data must be an xarray.Dataset or DataArray (e.g. from Solution.to_xarray() of a "
-                    f"vmapped simulation), got {type(data).__name__}")
+    raise TypeError(
+        f"{fn}: data must be an xarray.Dataset or DataArray (e.g. from Solution.to_xarray() of a "
+        f"vmapped simulation), got {type(data).__name__}"
+    )
 
 
 def _variables(ds: xr.Dataset, variables, member_dim: str, time_dim: str, fn: str) -> list[str]:
     if variables is None:
         for dim, arg in ((member_dim, "member_dim"), (time_dim, "time_dim")):
             if dim not in ds.dims:
-                raise ValueError(f"{fn}: the data has no dim {dim!r} (given as {arg}={dim!r}); its dims are "
-                                 f"{tuple(ds.dims)}. Pass {arg}= naming one of them")
+                raise ValueError(
+                    f"{fn}: the data has no dim {dim!r} (given as {arg}={dim!r}); its dims are "
+                    f"{tuple(ds.dims)}. Pass {arg}= naming one of them"
+                )
         names = [n for n, v in ds.data_vars.items() if set(v.dims) == {member_dim, time_dim}]
         if not names:
-            raise ValueError(f"{fn}: no data variable has exactly the dims ({member_dim!r}, {time_dim!r}); "
-                             "select the others away first (e.g. data.isel(x=0))")
+            raise ValueError(
+                f"{fn}: no data variable has exactly the dims ({member_dim!r}, {time_dim!r}); "
+                "select the others away first (e.g. data.isel(x=0))"
+            )
         return names
     names = [variables] if isinstance(variables, str) else list(variables)
     if not names:
         raise ValueError(f"{fn}: variables is empty; give a name, a list of names, or None for all")
     for n in names:
         if n not in ds.data_vars:
-            raise ValueError(f"{fn}: variables names {n!r}, which is not a data variable; "
-                             f"the data has {list(ds.data_vars)}")
+            raise ValueError(
+                f"{fn}: variables names {n!r}, which is not a data variable; the data has {list(ds.data_vars)}"
+            )
         require_dim(ds[n], member_dim, fn, "member_dim")
         require_dim(ds[n], time_dim, fn, "time_dim")
         if ds[n].ndim != 2:
             extra = [d for d in ds[n].dims if d not in (member_dim, time_dim)]
-            raise ValueError(f"{fn}: variable {n!r} has extra dims {extra}; select them away first, "
-                             f"e.g. data.isel({extra[0]}=0)")
+            raise ValueError(
+                f"{fn}: variable {n!r} has extra dims {extra}; select them away first, e.g. data.isel({extra[0]}=0)"
+            )
     return names
 
 
@@ -135,6 +152,8 @@ def _quantiles(quantiles, fn: str) -> np.ndarray:
     qs = np.asarray(quantiles, dtype=float).ravel()
     ok = qs.size % 2 == 0 and np.all((qs > 0) & (qs < 1)) and np.all(np.diff(qs) > 0)
     if not ok:
-        raise ValueError(f"{fn}: quantiles must be an even number of increasing levels in (0, 1), paired from "
-                         f"the outside in (e.g. (0.05, 0.25, 0.75, 0.95)); got {tuple(quantiles)!r}")
+        raise ValueError(
+            f"{fn}: quantiles must be an even number of increasing levels in (0, 1), paired from "
+            f"the outside in (e.g. (0.05, 0.25, 0.75, 0.95)); got {tuple(quantiles)!r}"
+        )
     return qs

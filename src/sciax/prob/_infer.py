@@ -14,12 +14,11 @@ import numpyro.infer.autoguide as autoguide
 from numpyro.infer import MCMC, NUTS, SVI, Predictive, Trace_ELBO
 from numpyro.infer import log_likelihood as pointwise_log_likelihood
 
-from ._arviz import dataset, inference_data
+from .._arviz import dataset, inference_data
 from ._map_init import map_initial_params, unconstrained_template
 from ._nuts_program import STATS as _STATS
 from ._nuts_program import lower_nuts_program, run_nuts_program
 from ._simulation_model import SimulationModel
-
 
 
 def infer(
@@ -102,12 +101,25 @@ def infer(
     start = time.perf_counter()
     if method == "nuts":
         posterior, stats = _run_nuts(
-            model, args, kwargs, key_run, num_samples, num_warmup, num_chains, chain_method,
-            target_accept_prob, max_tree_depth, dense_mass, init_strategy, progress_bar,
+            model,
+            args,
+            kwargs,
+            key_run,
+            num_samples,
+            num_warmup,
+            num_chains,
+            chain_method,
+            target_accept_prob,
+            max_tree_depth,
+            dense_mass,
+            init_strategy,
+            progress_bar,
         )
         stats_dims = ("chain", "draw")
     else:
-        posterior, stats = _run_svi(model, args, kwargs, key_run, guide, num_steps, learning_rate, num_samples, progress_bar)
+        posterior, stats = _run_svi(
+            model, args, kwargs, key_run, guide, num_steps, learning_rate, num_samples, progress_bar
+        )
         stats_dims = ()
     elapsed = time.perf_counter() - start
 
@@ -129,12 +141,30 @@ def infer(
         predicted = {k: v for k, v in predictive.items() if k not in posterior}
         if predicted:
             groups["posterior_predictive"] = dataset(_unflatten(predicted, chains, draws), dims, coords)
-    attrs = {"inference_library": "numpyro", "inference_method": method, "sampling_time": elapsed, "created_by": "sciax.prob.infer"}
+    attrs = {
+        "inference_library": "numpyro",
+        "inference_method": method,
+        "sampling_time": elapsed,
+        "created_by": "sciax.prob.infer",
+    }
     return inference_data(groups, attrs)
 
 
-def _run_nuts(model, args, kwargs, key, num_samples, num_warmup, num_chains, chain_method, target_accept_prob,
-              max_tree_depth, dense_mass, init_strategy, progress_bar):
+def _run_nuts(
+    model,
+    args,
+    kwargs,
+    key,
+    num_samples,
+    num_warmup,
+    num_chains,
+    chain_method,
+    target_accept_prob,
+    max_tree_depth,
+    dense_mass,
+    init_strategy,
+    progress_bar,
+):
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "vectorized"
     if init_strategy is None:
@@ -145,15 +175,25 @@ def _run_nuts(model, args, kwargs, key, num_samples, num_warmup, num_chains, cha
             raise ValueError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
         key, key_init = jax.random.split(key)
         if chain_method == "vectorized" and not progress_bar:
-            settings = dict(num_warmup=num_warmup, num_samples=num_samples, dense_mass=dense_mass,
-                            target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth)
+            settings = dict(
+                num_warmup=num_warmup,
+                num_samples=num_samples,
+                dense_mass=dense_mass,
+                target_accept_prob=target_accept_prob,
+                max_tree_depth=max_tree_depth,
+            )
             return _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings)
         init_params = map_initial_params(model, args, kwargs, key_init, num_chains)
         init_strategy = numpyro.infer.init_to_uniform
     elif not callable(init_strategy):
         raise TypeError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
-    kernel = NUTS(model, target_accept_prob=target_accept_prob, max_tree_depth=max_tree_depth, dense_mass=dense_mass,
-                  init_strategy=init_strategy)
+    kernel = NUTS(
+        model,
+        target_accept_prob=target_accept_prob,
+        max_tree_depth=max_tree_depth,
+        dense_mass=dense_mass,
+        init_strategy=init_strategy,
+    )
     mcmc = MCMC(
         kernel,
         num_warmup=num_warmup,
@@ -195,7 +235,9 @@ def _run_svi(model, args, kwargs, key, guide, num_steps, learning_rate, num_samp
         guide = guide(model)
     optimizer = numpyro.optim.Adam(learning_rate)
     key_fit, key_draw = jax.random.split(key)
-    result = SVI(model, guide, optimizer, Trace_ELBO()).run(key_fit, num_steps, *args, progress_bar=progress_bar, **kwargs)
+    result = SVI(model, guide, optimizer, Trace_ELBO()).run(
+        key_fit, num_steps, *args, progress_bar=progress_bar, **kwargs
+    )
     latent = Predictive(guide, params=result.params, num_samples=num_samples, parallel=True)(key_draw, *args, **kwargs)
     latent = {k: v for k, v in latent.items() if not k.startswith("_")}
     # Re-run the model on the guide's draws to add its deterministic sites (e.g. "prediction").

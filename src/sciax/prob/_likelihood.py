@@ -127,7 +127,9 @@ class LogNormalLikelihood(AbstractLikelihood):
 def _check_counts(observations: np.ndarray, owner: str) -> None:
     bad = ~np.isnan(observations) & ((observations < 0) | (observations != np.round(observations)))
     if bad.any():
-        raise ValueError(f"{owner}: observations must be non-negative integer counts, but {_first_bad(observations, bad)}")
+        raise ValueError(
+            f"{owner}: observations must be non-negative integer counts, but {_first_bad(observations, bad)}"
+        )
 
 
 class PoissonLikelihood(AbstractLikelihood):
@@ -181,4 +183,3 @@ def as_likelihood(likelihood: AbstractLikelihood) -> AbstractLikelihood:
         "likelihood must be one of sciax.prob.NormalLikelihood(sigma), LogNormalLikelihood(sigma), "
         f"PoissonLikelihood(), NegativeBinomialLikelihood(concentration); got {likelihood!r:.80}"
     )
-

@@ -57,7 +57,9 @@ def local_sensitivity(
         if name not in params:
             raise ValueError(f"local_sensitivity: wrt names {name!r}, which is not in params {sorted(params)}")
         if jnp.ndim(params[name]) != 0:
-            raise ValueError(f"local_sensitivity: params[{name!r}] has shape {jnp.shape(params[name])}; wrt needs scalars")
+            raise ValueError(
+                f"local_sensitivity: params[{name!r}] has shape {jnp.shape(params[name])}; wrt needs scalars"
+            )
     if not wrt:
         raise ValueError("local_sensitivity: no scalar parameter to differentiate by; give wrt=")
     dtype = jnp.result_type(float)

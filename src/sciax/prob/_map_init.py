@@ -81,8 +81,9 @@ def map_initial_params(
     for start in starts:
         if not np.isfinite(objective(start)[0]):
             continue
-        result = scipy.optimize.minimize(objective, start, jac=True, method="L-BFGS-B",
-                                         options={"maxiter": max_iterations})
+        result = scipy.optimize.minimize(
+            objective, start, jac=True, method="L-BFGS-B", options={"maxiter": max_iterations}
+        )
         if np.isfinite(result.fun) and result.fun < best_value:
             best_value, centre = result.fun, result.x
     chains = centre + rng.uniform(-jitter, jitter, (num_chains, flat_template.size))

@@ -90,8 +90,14 @@ def _program(model, args, kwargs, num_warmup, num_samples, dense_mass, target_ac
         init_kernel, sample_kernel = hmc(potential_fn=potential, algo="NUTS")
 
         def init(z0, key):
-            return init_kernel(z0, num_warmup, dense_mass=dense_mass, target_accept_prob=target_accept_prob,
-                               max_tree_depth=max_tree_depth, rng_key=key)
+            return init_kernel(
+                z0,
+                num_warmup,
+                dense_mass=dense_mass,
+                target_accept_prob=target_accept_prob,
+                max_tree_depth=max_tree_depth,
+                rng_key=key,
+            )
 
         def one_draw(states, _):
             states = jax.vmap(sample_kernel)(states)
@@ -104,7 +110,9 @@ def _program(model, args, kwargs, num_warmup, num_samples, dense_mass, target_ac
         z, stats = jax.tree_util.tree_map(lambda x: jnp.swapaxes(x[num_warmup:], 0, 1), trace)
         constrain = jax.vmap(partial(constrain_fn, model, args, kwargs, return_deterministic=True))
         draws = jax.tree_util.tree_map(lambda x: x.reshape((-1,) + x.shape[2:]), z)  # (chain * draw, ...)
-        posterior = jax.tree_util.tree_map(lambda x: x.reshape((len(keys), num_samples) + x.shape[1:]), constrain(draws))
+        posterior = jax.tree_util.tree_map(
+            lambda x: x.reshape((len(keys), num_samples) + x.shape[1:]), constrain(draws)
+        )
         return posterior, stats
 
     return program

@@ -10,7 +10,9 @@ def output_dims(out_shape, output_dims) -> tuple[str, ...]:
         return tuple(f"output_dim_{i}" for i in range(len(out_shape)))
     output_dims = (output_dims,) if isinstance(output_dims, str) else tuple(output_dims)
     if len(output_dims) != len(out_shape):
-        raise ValueError(f"output_dims {output_dims} names {len(output_dims)} axes, but the output has shape {out_shape}")
+        raise ValueError(
+            f"output_dims {output_dims} names {len(output_dims)} axes, but the output has shape {out_shape}"
+        )
     return output_dims
 
 

@@ -29,7 +29,9 @@ def used_parameters(model: AbstractModel, y0, params: Mapping) -> set[str]:
     flat = [jax.tree_util.tree_flatten(params[n]) for n in names]
 
     def rhs_of(*leaf_lists):
-        rebuilt = {n: jax.tree_util.tree_unflatten(tree, leaves) for n, (_, tree), leaves in zip(names, flat, leaf_lists)}
+        rebuilt = {
+            n: jax.tree_util.tree_unflatten(tree, leaves) for n, (_, tree), leaves in zip(names, flat, leaf_lists)
+        }
         return model.rhs(jnp.zeros(()), y0, rebuilt)
 
     try:

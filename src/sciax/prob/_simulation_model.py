@@ -118,19 +118,25 @@ class SimulationModel(eqx.Module):
         self.times = _check_times(times)
         self.t0 = float(self.times[0]) if t0 is None else float(t0)
         if self.t0 > float(self.times[0]):
-            raise ValueError(f"SimulationModel: t0={self.t0} is after the first observation time {float(self.times[0])}")
+            raise ValueError(
+                f"SimulationModel: t0={self.t0} is after the first observation time {float(self.times[0])}"
+            )
         # Decided here, on concrete values: inside a trace the times are abstract.
         self.prepend_t0 = self.t0 < float(self.times[0])
         self.priors = _check_priors(priors)
         if params is not None and not isinstance(params, Mapping):
-            raise TypeError(f"SimulationModel: params must be a dict of fixed parameter values, got {type(params).__name__}")
+            raise TypeError(
+                f"SimulationModel: params must be a dict of fixed parameter values, got {type(params).__name__}"
+            )
         self.params = dict(params or {})
         if not isinstance(y0, dist.Distribution):
             y0 = jnp.asarray(y0, dtype=jnp.result_type(float))
         self.y0 = y0
         self.likelihood = as_likelihood(likelihood)
         if "throw" in options:
-            raise ValueError("SimulationModel: throw= is not an option here; failed solves always give log density -inf")
+            raise ValueError(
+                "SimulationModel: throw= is not an option here; failed solves always give log density -inf"
+            )
         self.method = _inference_method(model) if method is None else method
         self.options = tuple(sorted(options.items()))
         self.state_names = model.labels().names
@@ -203,7 +209,9 @@ class SimulationModel(eqx.Module):
 
     def _resolve_sensitivity(self, sensitivity: str) -> str:
         if sensitivity not in ("auto", "forward", "reverse"):
-            raise ValueError(f"SimulationModel: sensitivity must be 'auto', 'forward' or 'reverse', got {sensitivity!r}")
+            raise ValueError(
+                f"SimulationModel: sensitivity must be 'auto', 'forward' or 'reverse', got {sensitivity!r}"
+            )
         if sensitivity == "forward" and "adjoint" in dict(self.options):
             raise ValueError(
                 "SimulationModel: sensitivity='forward' sets the solver's adjoint itself; drop adjoint= "
@@ -311,7 +319,9 @@ def _check_times(times) -> Array:
 
 def _check_priors(priors) -> dict[str, dist.Distribution]:
     if not isinstance(priors, Mapping):
-        raise TypeError(f"SimulationModel: priors must be a dict {{name: numpyro distribution}}, got {type(priors).__name__}")
+        raise TypeError(
+            f"SimulationModel: priors must be a dict {{name: numpyro distribution}}, got {type(priors).__name__}"
+        )
     for name, prior in priors.items():
         if not isinstance(name, str):
             raise TypeError(f"SimulationModel: prior names must be strings, got {name!r}")
@@ -340,7 +350,9 @@ def _resolve_observe(observe, state_names) -> tuple[tuple[int, ...] | Callable, 
     for item in observe:
         if isinstance(item, str):
             if state_names is None or item not in state_names:
-                raise ValueError(f"SimulationModel: observe= names {item!r}, which is not a state component {state_names}")
+                raise ValueError(
+                    f"SimulationModel: observe= names {item!r}, which is not a state component {state_names}"
+                )
             indices.append(state_names.index(item))
         elif isinstance(item, (int, np.integer)):
             indices.append(int(item))

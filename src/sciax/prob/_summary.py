@@ -6,25 +6,27 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import _arviz
+
 
 def summary(result, var_names: Sequence[str] | None = None, *, print_table: bool = True):
-    """Posterior mean, sd, HDI, MCSE, bulk and tail ESS and r_hat per parameter, via `arviz.summary`.
+    """Posterior mean, sd, credible interval, MCSE, bulk and tail ESS and r_hat per parameter, via `arviz.summary`.
 
     `result` is what `sciax.prob.infer` returns. By default the table covers the
     sampled parameters (not deterministic sites such as `prediction`). With
     `print_table=True` the table is printed together with the number of
     divergent transitions. Returns the table (a `pandas.DataFrame`) with
-    columns including `mean`, `sd`, `ess_bulk`, `ess_tail` and `r_hat`; its
+    columns including `mean`, `sd`, `ess_bulk`, `ess_tail` and `r_hat` (the
+    interval columns are ArviZ's: `hdi_3%`/`hdi_97%` on arviz 0.x,
+    `eti89_lb`/`eti89_ub` on arviz >= 1); its
     `attrs["num_divergences"]` holds the divergence count (0 for SVI).
     """
-    import arviz
-
-    posterior = result["posterior"]
+    posterior = _arviz.group(result, "posterior")
     if var_names is None:
         var_names = [name for name in posterior.data_vars if name != "prediction"]
-    table = arviz.summary(result, var_names=list(var_names))
+    table = _arviz.summary(result, var_names)
     divergences = 0
-    if "sample_stats" in _groups(result) and "diverging" in result["sample_stats"]:
+    if "sample_stats" in _arviz.group_names(result) and "diverging" in _arviz.group(result, "sample_stats"):
         divergences = int(np.asarray(result["sample_stats"]["diverging"]).sum())
     table.attrs["num_divergences"] = divergences
     if print_table:
@@ -32,10 +34,3 @@ def summary(result, var_names: Sequence[str] | None = None, *, print_table: bool
         print(table.to_string())
         print(f"{chains} chain(s) x {draws} draws; divergent transitions: {divergences}")
     return table
-
-
-def _groups(result) -> list[str]:
-    groups = getattr(result, "groups", None)
-    if callable(groups):  # arviz.InferenceData
-        return list(groups())
-    return list(getattr(result, "children", {}))  # xarray.DataTree

@@ -52,7 +52,7 @@ def lv_data():
     return np.stack([data["hare"].values, data["lynx"].values], axis=-1)
 
 
-def sciax_lv_model():
+def sciax_lv_model(rtol: float = RTOL, atol: float = ATOL):
     rate = lambda loc, scale: dist.TruncatedNormal(loc, scale, low=0.0)  # noqa: E731
     return sciax.prob.SimulationModel(
         sciax.ode.lotka_volterra(),
@@ -60,8 +60,8 @@ def sciax_lv_model():
         priors={"alpha": rate(1.0, 0.5), "beta": rate(0.05, 0.05), "gamma": rate(1.0, 0.5), "delta": rate(0.05, 0.05)},
         y0=dist.LogNormal(jnp.log(10.0), 1.0).expand([2]).to_event(1),
         likelihood=sciax.prob.LogNormalLikelihood(dist.LogNormal(-1.0, 1.0)),
-        rtol=RTOL,
-        atol=ATOL,
+        rtol=rtol,
+        atol=atol,
     )
 
 

@@ -86,13 +86,14 @@ def group(result, name: str) -> xr.Dataset:
     return node.to_dataset() if isinstance(node, xr.DataTree) else node
 
 
-def summary(result, var_names: Sequence[str]):
+def summary(result, var_names: Sequence[str], *, kind: str = "all"):
     """`arviz.summary` of the posterior: a DataFrame with `mean`, `sd`, `ess_bulk`, `ess_tail`, `r_hat`.
 
     The credible-interval columns are ArviZ's own: `hdi_3%`/`hdi_97%` on 0.x,
-    `eti89_lb`/`eti89_ub` on >= 1.
+    `eti89_lb`/`eti89_ub` on >= 1. `kind="stats"` (both lines): only `mean`,
+    `sd` and the interval.
     """
-    return arviz().summary(result, var_names=list(var_names))
+    return arviz().summary(result, var_names=list(var_names), kind=kind)
 
 
 def pair_axes(posterior: xr.Dataset, *, kind: str, marginals: bool, figsize=None, **kwargs: Any) -> np.ndarray:

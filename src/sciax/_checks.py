@@ -22,7 +22,14 @@ def _is_concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
-def check_y0(y0):
+def check_y0(y0, *, throw: bool = True):
+    """Validate the initial state: a non-empty pytree of real floating-point arrays,
+    every entry finite. Complex states are refused: diffrax's complex support is
+    experimental, and no sciax model documents one.
+
+    Non-finite entries are named when `y0` is concrete; when it is traced they are
+    caught by `equinox.error_if` (with `throw=False` the solve reports
+    `success=False` instead, per member under `jax.vmap`)."""
     leaves, _ = jax.tree_util.tree_flatten_with_path(y0)
     if not leaves:
         raise ValueError("simulate: y0 is an empty pytree; expected at least one floating-point array")
@@ -34,11 +41,43 @@ def check_y0(y0):
         dtype = jnp.result_type(leaf)
         if not jnp.issubdtype(dtype, jnp.inexact):
             raise TypeError(
-                f"simulate: {where} must be floating point (or complex), got dtype {dtype}; "
+                f"simulate: {where} must be floating point (float32 or float64), got dtype {dtype}; "
                 "convert it, e.g. jnp.asarray(y0, dtype=float)"
             )
-        out.append(jnp.asarray(leaf))
+        if jnp.issubdtype(dtype, jnp.complexfloating):
+            raise TypeError(
+                f"simulate: {where} has complex dtype {dtype}, but states must be real: write a complex "
+                "equation for the real and imaginary parts, e.g. y = jnp.stack([z.real, z.imag]), or pass "
+                "jnp.real(y0) if the imaginary part is an accident"
+            )
+        if isinstance(leaf, (jax.Array, np.ndarray)):
+            out.append(jnp.asarray(_check_finite(leaf, where, throw)))
+        else:  # a Python or NumPy scalar keeps its (weak) type
+            _check_finite(np.asarray(leaf), where, throw)
+            out.append(jnp.asarray(leaf))
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(y0), out)
+
+
+def _check_finite(leaf, where: str, throw: bool):
+    if isinstance(leaf, np.ndarray):
+        finite = np.all(np.isfinite(leaf))
+    else:
+        # Reduced where the array lives: a large state on an accelerator is not copied to
+        # the host. Inside a trace (jit, vmap, grad) the result is abstract.
+        finite = jnp.all(jnp.isfinite(leaf))
+    if isinstance(finite, jax.core.Tracer):
+        if not throw:
+            return leaf
+        return eqx.error_if(leaf, ~finite, f"simulate: {where} contains NaN or inf; the initial state must be finite")
+    if bool(finite):
+        return leaf
+    values = np.asarray(leaf)
+    bad = np.argwhere(~np.isfinite(values))[0]
+    index = "" if values.ndim == 0 else "[" + ", ".join(str(int(i)) for i in bad) + "]"
+    raise ValueError(
+        f"simulate: {where}{index} is {values[tuple(bad)]}; the initial state must be finite (NaN or inf in y0 "
+        "would make every step fail)"
+    )
 
 
 def check_ts(ts):

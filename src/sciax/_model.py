@@ -44,6 +44,18 @@ class AbstractModel(eqx.Module):
         """Names, units and coordinates of the state, for `Solution.to_xarray`."""
         return Labels()
 
+    def check_params(self, params: PyTree) -> None:
+        """Raise `TypeError`/`ValueError` if `params` is not what `rhs` expects.
+
+        `sciax.simulate` calls it at trace time, before the first evaluation of
+        `rhs`, so that a missing key or a wrongly shaped value is reported by name
+        rather than as a `KeyError` or a broadcasting error from inside `rhs`.
+        The default accepts anything; `sciax.ode.ODE(..., param_shapes=...)`,
+        `sciax.pde.SemilinearPDE(..., param_shapes=...)` and the catalogue models
+        declare their params.
+        """
+        del params
+
     def integrate(self, method: AbstractMethod, y0: PyTree[Array], ts: Array, params: PyTree, **options) -> Solution:
         """Run `method` on this model: `method.solve(self, y0, ts, params, **options)`.
 

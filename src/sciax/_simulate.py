@@ -26,10 +26,12 @@ def simulate(
     **Arguments:**
 
     - `model`: any `sciax.AbstractModel` (e.g. `sciax.ode.ODE`).
-    - `y0`: initial state, a pytree of floating-point arrays.
+    - `y0`: initial state, a pytree of real floating-point arrays with finite entries
+      (a complex state is refused: split it into real and imaginary parts).
     - `ts`: 1-D, strictly increasing output times; `ts[0]` is the start time.
     - `params`: any pytree of arrays/numbers passed to the model's right-hand side.
-      Differentiable; never baked in as a constant.
+      Differentiable; never baked in as a constant. Models that declare their params
+      (the catalogues, `ODE(..., param_shapes=...)`) check names and shapes here.
     - `method`: an `AbstractMethod` instance such as `sciax.ode.Tsit5()`; defaults
       to `model.default_method()`.
     - `**options`: forwarded to `method.solve` (e.g. `rtol`, `atol`, `dt0`,
@@ -48,9 +50,10 @@ def simulate(
         )
     method = _resolve_method(model, method)
     _checks.check_options(method, options)
-    y0 = _checks.check_y0(y0)
+    y0 = _checks.check_y0(y0, throw=options.get("throw", True) is not False)
     ts = _checks.check_ts(ts)
     params = _checks.check_params(params)
+    model.check_params(params)
     _checks.check_rhs_structure(model.rhs, ts[0], y0, params)
     sol = model.integrate(method, y0, ts, params, **options)
     return sol.with_labels(model.labels())

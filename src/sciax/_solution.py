@@ -7,6 +7,7 @@ from typing import Any
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 from jaxtyping import Array, ArrayLike, Bool, PyTree, Real
@@ -26,9 +27,12 @@ class Solution(eqx.Module):
     - `ys`: the state at `ts`; every leaf has time as its leading axis
       (after the member axis of a vmapped batch). After a terminating event
       or a failed solve (with `throw=False`), rows past the time reached are `inf`.
-    - `stats`: dict of integer arrays: `num_steps`, `num_accepted_steps`,
-      `num_rejected_steps`, `max_steps` and, where the method's cost per step is
-      fixed, `num_rhs_evals`.
+    - `stats`: dict of arrays: the integers `num_steps`, `num_accepted_steps`,
+      `num_rejected_steps`, `max_steps` (the step budget) and, where the method's
+      cost per step is fixed, `num_rhs_evals`; for ODE methods also `t_reached`:
+      `ts[-1]` on success; with `throw=False` after a failure, the last output time
+      reached (where the solve stopped, for Rosenbrock methods); after an event, the
+      event time.
     - `success`: boolean array; `False` where the solve failed (max_steps reached,
       step size collapsed, non-finite state). Use it under `jax.vmap`, where only
       some members may fail.
@@ -48,18 +52,38 @@ class Solution(eqx.Module):
     interpolation: Any = None
     labels: Labels = eqx.field(static=True, default=Labels())
 
-    def evaluate(self, t: ArrayLike) -> PyTree[Array]:
+    def evaluate(self, t: ArrayLike, *, throw: bool = True) -> PyTree[Array]:
         """Dense output: the state at time `t` (scalar), interpolated by the method.
 
         Needs `dense=True` in `sciax.simulate`. Differentiable in `t` and in
         whatever the solution was differentiated with respect to.
+
+        `t` must lie in the solved span `[ts[0], t_reached]` (`t_reached` is
+        `stats["t_reached"]`: `ts[-1]`, or where an event or a failure stopped the
+        solve). Outside it `evaluate` raises `ValueError` naming `t` and the span
+        (`equinox`'s runtime error when traced); with `throw=False` it returns NaN
+        there instead.
         """
         if self.interpolation is None:
             raise ValueError(
                 "Solution.evaluate needs dense output: call sciax.simulate(..., dense=True) "
                 "with a method that supports it (all sciax.ode methods do)."
             )
-        return self.interpolation.evaluate(t)
+        t0, t1 = self.ts[..., 0], self.stats.get("t_reached", self.ts[..., -1])
+        outside = (t < t0) | (t > t1)
+        if not any(isinstance(x, jax.core.Tracer) for x in (t, t0, t1)):
+            if throw and np.any(np.asarray(outside)):
+                raise ValueError(
+                    f"Solution.evaluate: t = {float(np.asarray(t)):.9g} is outside the solved span "
+                    f"[{float(np.asarray(t0)):.9g}, {float(np.asarray(t1)):.9g}]; dense output exists only "
+                    "there (pass throw=False to get NaN outside it)"
+                )
+        elif throw:
+            t = eqx.error_if(
+                jnp.asarray(t), outside, "Solution.evaluate: t is outside the solved span [ts[0], t_reached]"
+            )
+        y = self.interpolation.evaluate(t)
+        return jax.tree_util.tree_map(lambda leaf: jnp.where(outside, jnp.nan, leaf), y)
 
     def with_labels(self, labels: Labels) -> Solution:
         """A copy carrying `labels` (used by `simulate` to attach the model's labels)."""

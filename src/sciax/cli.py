@@ -51,6 +51,9 @@ def _run(config_path: str, *, overwrite: bool, progress: bool) -> int:
     except io.ConfigError as err:
         print(f"sciax run: invalid config: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # e.g. the config path is a folder or unreadable
+        print(f"sciax run: cannot read config {config_path!r}: {err.strerror or err}", file=sys.stderr)
+        return 2
     if config.dtype == "float64":
         jax.config.update("jax_enable_x64", True)
     print(
@@ -59,7 +62,9 @@ def _run(config_path: str, *, overwrite: bool, progress: bool) -> int:
     )
     try:
         summary = io.run_config(config, overwrite=overwrite, progress=progress)
-    except (io.ConfigError, io.CheckpointError, io.RunFailed, FileExistsError) as err:
+    except (io.ConfigError, io.CheckpointError, io.RunFailed, OSError) as err:
+        # OSError: an output path that cannot be written (refused before the run) or a failed write;
+        # the message names the path, so a traceback would add nothing for the user.
         print(f"sciax run: {err}", file=sys.stderr)
         return 1
     print(summary)

@@ -1,5 +1,7 @@
 """Bad input: a clear exception at trace time naming the argument, the expectation and the value."""
 
+import re
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -76,3 +78,161 @@ def test_traced_ts_is_checked_at_run_time():
     # Raised inside compiled code: JAX may wrap equinox's error in a ValueError.
     with pytest.raises((eqx.EquinoxRuntimeError, ValueError), match="ts must be strictly increasing"):
         run(jnp.array([0.0, 1.0, 0.5]))
+
+
+# --- non-finite initial states and right-hand sides ---
+
+
+@pytest.mark.parametrize(
+    "y0, match",
+    [
+        (jnp.array([1.0, jnp.nan]), r"y0\[1\] is nan; the initial state must be finite"),
+        (np.array([[1.0, 2.0], [np.inf, 0.0]]), r"y0\[1, 0\] is inf"),
+        ({"a": jnp.ones(2), "b": jnp.array([0.0, -jnp.inf])}, r"y0\['b'\]\[1\] is -inf"),
+        (float("nan"), r"y0 is nan"),
+    ],
+    ids=["vector", "matrix", "dict", "scalar"],
+)
+def test_non_finite_y0_is_refused_naming_the_component(y0, match):
+    model = sciax.ode.ODE(lambda t, y, p: jax.tree_util.tree_map(lambda v: -v, y))
+    with pytest.raises(ValueError, match=match):
+        sciax.simulate(model, y0, TS)
+    with pytest.raises(ValueError, match=match):  # bad input, whatever throw= says
+        sciax.simulate(model, y0, TS, throw=False)
+
+
+def test_non_finite_y0_under_jit_and_vmap():
+    run = jax.jit(lambda y0: sciax.simulate(MODEL, y0, TS).ys)
+    with pytest.raises(Exception, match=r"y0 contains NaN or inf"):
+        jax.block_until_ready(run(jnp.array([jnp.nan])))
+    # with throw=False only the bad member fails
+    y0s = jnp.array([[1.0], [jnp.nan], [2.0]])
+    sol = jax.vmap(lambda y0: sciax.simulate(MODEL, y0, TS, throw=False))(y0s)
+    np.testing.assert_array_equal(np.asarray(sol.success), [True, False, True])
+    np.testing.assert_allclose(np.asarray(sol.ys[[0, 2], -1, 0]), [np.exp(-1.0), 2 * np.exp(-1.0)], rtol=1e-5)
+
+
+NAN_AFTER_HALF = sciax.ode.ODE(lambda t, y, p: jnp.where(t > 0.5, jnp.nan, -y))
+
+
+@pytest.mark.parametrize("method", [sciax.ode.Tsit5(), sciax.ode.Kvaerno5(), sciax.ode.Rodas5P()], ids=str)
+def test_nan_right_hand_side_is_reported_as_such_not_as_max_steps(method):
+    # The adaptive controller rejects NaN steps and shrinks the step: without the
+    # diagnosis this read "reached max_steps ... raise max_steps".
+    ts = jnp.array([0.0, 2.0])
+    with pytest.raises(eqx.EquinoxRuntimeError) as err:
+        sciax.simulate(NAN_AFTER_HALF, jnp.array([1.0]), ts, method=method)
+    line = str(err.value).splitlines()[0]
+    assert re.search(r"right-hand side returned NaN or inf \(first at y\[0\]\) at t = 0\.5", line), line
+    assert "Raising max_steps will not help" in line and "raise max_steps=" not in line
+    sol = sciax.simulate(NAN_AFTER_HALF, jnp.array([1.0]), ts, method=method, throw=False)
+    assert not bool(sol.success)
+    # Without throw nothing is re-run: t_reached is the last output time reached (0),
+    # except for Rosenbrock methods, which always save where they stopped.
+    expected = 0.5 if isinstance(method, sciax.ode.Rodas5P) else 0.0
+    np.testing.assert_allclose(float(sol.stats["t_reached"]), expected, atol=1e-8)
+
+
+def test_nan_from_the_state_names_the_component_and_time():
+    # u' = -sqrt(u) - 1, u(0) = 1 reaches u = 0 at t = 2 - 2 ln 2; beyond, sqrt(u < 0) is NaN.
+    model = sciax.ode.ODE(
+        lambda t, y, p: {"a": -y["a"], "u": -jnp.sqrt(y["u"]) - 1.0},
+    )
+    y0 = {"a": jnp.ones(2), "u": jnp.array([5.0, 1.0])}
+    with pytest.raises(eqx.EquinoxRuntimeError, match=r"NaN or inf \(first at y\['u'\]\[1\]\) at t = (\S+),") as err:
+        sciax.simulate(model, y0, jnp.array([0.0, 2.0]))
+    t_bad = float(re.search(r"at t = (\S+),", str(err.value)).group(1))
+    np.testing.assert_allclose(t_bad, 2 - 2 * np.log(2.0), rtol=1e-6)
+
+
+def test_nan_right_hand_side_under_jit_gets_the_static_message():
+    # NumPy output times stay concrete under jit, so the message can name t_end. Locating
+    # the NaN would cost every traced solve a saved final state: the message says how.
+    run = jax.jit(lambda y0: sciax.simulate(NAN_AFTER_HALF, y0, np.array([0.0, 2.0])).ys)
+    with pytest.raises(Exception, match=r"max_steps=4096 before t_end = 2.*NaN/inf.*outside jax.jit/vmap/grad"):
+        jax.block_until_ready(run(jnp.array([1.0])))
+
+
+# --- complex states ---
+
+
+def test_complex_y0_is_refused():
+    # Solving it silently as a complex ODE was the old behaviour; diffrax's complex support is experimental.
+    with pytest.raises(TypeError, match=r"y0 has complex dtype complex128, but states must be real"):
+        sciax.simulate(MODEL, jnp.array([1.0 + 1.0j]), TS)
+    with pytest.raises(TypeError, match=r"y0\['b'\] has complex dtype"):
+        sciax.simulate(sciax.ode.ODE(lambda t, y, p: y), {"a": jnp.ones(1), "b": jnp.ones(1, complex)}, TS)
+
+
+# --- declared params (catalogue models and ODE(param_shapes=...)) ---
+
+LV_P = {"alpha": 0.55, "beta": 0.028, "gamma": 0.80, "delta": 0.024}
+
+
+@pytest.mark.parametrize(
+    "params, error, match",
+    [
+        (
+            None,
+            TypeError,
+            r"lotka_volterra\(\) expects params = a dict of scalars 'alpha', 'beta', 'gamma', 'delta', got None",
+        ),
+        ({k: v for k, v in LV_P.items() if k != "delta"}, ValueError, r"lotka_volterra\(\): params is missing 'delta'"),
+        ({**LV_P, "gama": 0.8}, ValueError, r"params has unexpected 'gama', which the model would ignore"),
+        ({**LV_P, "alpha": jnp.ones(2)}, ValueError, r"params\['alpha'\] has shape \(2,\), expected \(\) \(a scalar\)"),
+        ({**LV_P, "beta": {"x": 1.0}}, ValueError, r"params\['beta'\] is not an array but a dict"),
+        (jnp.ones(4), TypeError, r"expects params = a dict of scalars .* got ArrayImpl"),
+    ],
+    ids=["none", "missing", "extra", "shape", "nested", "array"],
+)
+def test_catalogue_params_are_checked_by_name_and_shape(params, error, match):
+    with pytest.raises(error, match=match):
+        sciax.simulate(sciax.ode.lotka_volterra(), jnp.array([30.0, 4.0]), TS, params)
+
+
+@pytest.mark.parametrize(
+    "model, params, match",
+    [
+        (sciax.ode.robertson(), {"k1": 0.04, "k2": 3e7}, r"robertson\(\): params is missing 'k3'"),
+        (sciax.ode.van_der_pol(), None, r"van_der_pol\(\) expects params = a dict of scalars 'mu'"),
+        (sciax.ode.lorenz(), {"sigma": 10.0, "rho": 28.0}, r"lorenz\(\): params is missing 'beta'"),
+        (
+            sciax.ode.sir(),
+            {"beta": 0.5, "gama": 0.2},
+            r"sir\(\): params is missing 'gamma'; params has unexpected 'gama'",
+        ),
+        (sciax.ode.seir(), {"beta": 0.5, "gamma": 0.2}, r"seir\(\): params is missing 'sigma'"),
+        (sciax.ode.hires(), {"k": 1.0}, r"hires\(\) takes no params \(pass params=None\)"),
+        (sciax.ode.pollu(), jnp.ones(24), r"pollu\(\) expects params = one array of shape \(25,\), got shape \(24,\)"),
+        (sciax.ode.pollu(), {"k": jnp.ones(25)}, r"pollu\(\) expects params = one array of shape \(25,\), got \{'k'"),
+    ],
+    ids=["robertson", "van_der_pol", "lorenz", "sir", "seir", "hires", "pollu-shape", "pollu-dict"],
+)
+def test_every_catalogue_model_declares_its_params(model, params, match):
+    y0 = jnp.ones(len(model.labels().names))
+    with pytest.raises((TypeError, ValueError), match=match):
+        sciax.simulate(model, y0, TS, params)
+
+
+def test_declared_params_still_batch_under_vmap():
+    alphas = jnp.array([0.5, 0.6])
+    sol = jax.vmap(
+        lambda a: sciax.simulate(sciax.ode.lotka_volterra(), jnp.array([30.0, 4.0]), TS, {**LV_P, "alpha": a})
+    )(alphas)
+    assert sol.ys.shape == (2, 3, 2) and bool(jnp.all(sol.success))
+
+
+def test_user_ode_declares_params():
+    model = sciax.ode.ODE(lambda t, y, p: -p["k"] * y + p["b"], param_shapes={"k": (), "b": (None,)})
+    sol = sciax.simulate(model, jnp.ones(3), TS, {"k": 1.0, "b": jnp.zeros(3)})
+    np.testing.assert_allclose(np.asarray(sol.ys[-1]), np.exp(-1.0), rtol=1e-5)
+    with pytest.raises(ValueError, match=r"ODE: params\['b'\] has shape \(\), expected \(any,\)"):
+        sciax.simulate(model, jnp.ones(3), TS, {"k": 1.0, "b": 0.0})
+    no_params = sciax.ode.ODE(lambda t, y, p: -y, param_shapes={})
+    sciax.simulate(no_params, jnp.ones(1), TS, {})
+    with pytest.raises(TypeError, match=r"ODE takes no params"):
+        sciax.simulate(no_params, jnp.ones(1), TS, 1.0)
+    with pytest.raises(TypeError, match=r"param_shapes\['k'\] must be a shape"):
+        sciax.ode.ODE(lambda t, y, p: y, param_shapes={"k": "scalar"})
+    with pytest.raises(TypeError, match=r"param_shapes must map parameter names"):
+        sciax.ode.ODE(lambda t, y, p: y, param_shapes={1: ()})

@@ -130,3 +130,14 @@ def test_kencarp_on_a_stiff_split_matches_exact():
     # Stability, not accuracy, limits the explicit method: |h * 1000| must stay below ~3.5.
     assert int(explicit.stats["num_steps"]) > 1_400
     assert int(sol.stats["num_steps"]) < int(explicit.stats["num_steps"]) / 2
+
+
+def test_evaluate_outside_the_solved_span_raises_or_gives_nan():
+    model = sciax.ode.ODE(lambda t, y, p: -y)
+    sol = sciax.simulate(model, jnp.ones(1), jnp.array([0.0, 1.0]), dense=True)
+    with pytest.raises(ValueError, match=r"t = 1.5 is outside the solved span \[0, 1\]"):
+        sol.evaluate(1.5)
+    assert bool(jnp.isnan(sol.evaluate(-0.1, throw=False)[0]))
+    np.testing.assert_allclose(float(sol.evaluate(1.0)[0]), np.exp(-1.0), rtol=1e-5)
+    with pytest.raises(Exception, match="outside the solved span"):
+        jax.block_until_ready(jax.jit(lambda s, t: s.evaluate(t))(sol, 2.0))

@@ -147,5 +147,26 @@ def test_model_arguments_are_checked():
         pde.SemilinearPDE(GRID, lambda k, p: 0.0, dealias=1.5)
     with pytest.raises(TypeError, match="fields must be"):
         pde.SemilinearPDE(GRID, lambda k, p: 0.0, fields="uv")
-    with pytest.raises(KeyError, match="allen_cahn: params must be a dict with key 'epsilon'"):
+    with pytest.raises(ValueError, match=r"allen_cahn\(\): params is missing 'epsilon'; params has unexpected 'eps'"):
         sciax.simulate(spectral.allen_cahn(GRID), U0, TS, {"eps": 0.1}, method=pde.ETDRK4(dt=0.05))
+
+
+@pytest.mark.parametrize(
+    "model, params, error, match",
+    [
+        (spectral.burgers(GRID), None, TypeError, r"burgers\(\) expects params = a dict of scalars 'nu', got None"),
+        (spectral.heat(GRID), {"nu": jnp.ones(3)}, ValueError, r"params\['nu'\] has shape \(3,\), expected \(\)"),
+        (spectral.kdv(GRID), {"nu": 1.0}, TypeError, r"kdv\(\) takes no params \(pass params=None\)"),
+        (
+            spectral.navier_stokes_2d(pde.Grid((8, 8), 2 * np.pi), forcing_mode=1),
+            {"nu": 0.1},
+            ValueError,
+            r"navier_stokes_2d\(\): params is missing 'forcing'",
+        ),
+    ],
+    ids=["none", "shape", "no-params", "ns2d-forcing"],
+)
+def test_catalogue_params_are_checked_at_trace_time(model, params, error, match):
+    u0 = jnp.zeros(model.state_shape)
+    with pytest.raises(error, match=match):
+        sciax.simulate(model, u0, TS, params, method=pde.ETDRK4(dt=0.05))

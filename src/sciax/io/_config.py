@@ -176,13 +176,14 @@ def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> tuple[Grid | Non
         return None, None
     if data is None:
         raise ConfigError(f"{where}: missing section; {name!r} is a PDE and needs shape and lengths")
-    if spec.kind != FD and isinstance(data, dict) and ("bc" in data or "bc_value" in data):
-        key = "bc" if "bc" in data else "bc_value"
+    fd_keys = ("bc", "bc_value", "points")  # walls, and where the points sit between them
+    if spec.kind != FD and isinstance(data, dict) and any(key in data for key in fd_keys):
+        key = next(key for key in fd_keys if key in data)
         raise ConfigError(
             f"{where}: unknown key {key!r}; {name!r} is a spectral model, periodic on every axis "
-            "(boundary conditions are for the fd_* models); allowed: lengths, origin, shape"
+            "(boundary conditions and points are for the fd_* models); allowed: lengths, origin, shape"
         )
-    t = Table(data, where, ("shape", "lengths", "origin", *(("bc", "bc_value") if spec.kind == FD else ())))
+    t = Table(data, where, ("shape", "lengths", "origin", *(fd_keys if spec.kind == FD else ())))
     shape = t.numbers("shape", integer=True, scalar_ok=True)
     if len(shape) not in spec.ndims or not all(n >= 2 for n in shape):
         dims = " or ".join(map(str, spec.ndims))
@@ -192,8 +193,9 @@ def _grid(data: Any, where: str, spec: ModelSpec, name: str) -> tuple[Grid | Non
         raise ConfigError(
             f"{where} lengths: expected one number or {len(shape)} (one per axis of shape), got {lengths!r}"
         )
-    origin = t.numbers("origin", None, length=len(shape), scalar_ok=False)
-    grid = Grid(tuple(shape), tuple(lengths), origin)
+    origin = t.numbers("origin", None, length=len(shape), scalar_ok=True)
+    points = t.string("points", "start", choices=("start", "centre")) if spec.kind == FD else "start"
+    grid = Grid(tuple(shape), tuple(lengths), origin, points=points)
     return grid, (_boundaries(t, grid) if spec.kind == FD else None)
 
 

@@ -103,6 +103,7 @@ def run(
     output = _suffixed(output, ".zarr", "output", "a zarr store")
     netcdf = None if netcdf is None else _suffixed(netcdf, ".nc", "netcdf", "a netCDF file")
     ckpt_path = _checkpoint_path(checkpoint, output)
+    _check_paths(output=(output, True), checkpoint=(ckpt_path, False), netcdf=(netcdf, False))
     zarr_module()  # a clear ImportError before anything is written
     if "throw" not in options and "throw" in inspect.signature(method.solve).parameters:
         options["throw"] = False  # record failure per chunk and stop cleanly, rather than raise mid-solve
@@ -268,6 +269,33 @@ def _suffixed(path, suffix: str, name: str, what: str) -> Path:
     if path.suffix != suffix:
         raise ValueError(f"run: {name} must be {what}, a path ending in {suffix}; got {str(path)!r}")
     return path
+
+
+def _check_paths(**paths: tuple[Path | None, bool]) -> None:
+    """Refuse, before anything is computed, output paths that cannot be written; create their folders.
+
+    `paths` maps an argument name to `(path, is_folder)` (`path` None: not written).
+    Without this check the OS errors surface late (after a whole run, for `netcdf`)
+    and misleadingly: `mkdir` on a path below a file says `FileExistsError` about the file.
+    """
+    for name, (path, is_folder) in paths.items():
+        if path is None:
+            continue
+        for parent in reversed(path.parents):
+            if parent.exists() and not parent.is_dir():
+                raise NotADirectoryError(
+                    f"run: {name} {str(path)!r} cannot be created: {str(parent)!r} is a file, not a folder; "
+                    f"choose another {name} path"
+                )
+        if not is_folder and path.is_dir():
+            raise IsADirectoryError(f"run: {name} {str(path)!r} is a folder; expected a file path")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise type(err)(
+                f"run: {name} {str(path)!r} cannot be written: creating its folder {str(path.parent)!r} "
+                f"failed ({err.strerror or err})"
+            ) from None
 
 
 def _checkpoint_path(checkpoint, output: Path) -> Path | None:

@@ -5,7 +5,10 @@ The hierarchy rediscretises the operator on ever coarser cell-centred grids
 points; grid-shaped coefficients are cell-averaged), smooths with weighted
 Jacobi or red–black Gauss–Seidel, transfers with linear interpolation and its
 transpose (`_transfer.py`) and solves the coarsest level with a precomputed
-pseudo-inverse (so singular pure-Neumann/periodic problems work too).
+pseudo-inverse (so singular pure-Neumann/periodic problems work too). The
+coarsest level may have any (odd) size up to `COARSEST_LIMIT` points: a grid
+that does not coarsen at all (e.g. 13 x 13) is a one-level "hierarchy" whose
+cycle is the dense solve, refined against the current iterate.
 Reference: W. L. Briggs, V. E. Henson, S. F. McCormick, *A Multigrid Tutorial*,
 2nd ed., SIAM (2000); cell-centred transfers: U. Trottenberg, C. W. Oosterlee,
 A. Schüller, *Multigrid*, Academic Press (2001), §2.8.
@@ -39,8 +42,12 @@ class Multigrid(AbstractPreconditioner):
     **Arguments:**
 
     - `operator`: a `sciax.linalg.GridOperator` (1-3 D; Periodic, Dirichlet, Neumann).
-      Every axis should have `2^k m` points with a small `m`: the coarsest grid
-      (after `k` halvings) is solved densely and must have at most 2048 points.
+      Size rule: all axes are halved together while every axis has an even number
+      >= 4 of points (and the grid more than 16 points); the coarsest grid reached
+      is solved densely and must have at most 2048 points. So give every axis
+      `2^k m` points with a small `m` (e.g. 64, 96, 128); odd sizes are fine when
+      the whole grid is small (13 x 13, 17 x 17: one dense level). Larger grids
+      raise a `ValueError` naming the shape.
     - `smoother`: `"rbgs"` (red–black Gauss–Seidel; stencils of radius 1, i.e. order 2)
       or `"jacobi"` (weighted Jacobi, any stencil). Default: `"rbgs"` when the
       stencil has radius 1, else `"jacobi"`.
@@ -106,7 +113,10 @@ class Multigrid(AbstractPreconditioner):
         if last.grid.size > COARSEST_LIMIT:
             raise ValueError(
                 f"Multigrid: grid shape {operator.grid.shape} coarsens only to {last.grid.shape} "
-                f"({last.grid.size} points > {COARSEST_LIMIT}); use shapes n = 2^k m with small m (e.g. 64, 96, 128)"
+                f"({last.grid.size} points > {COARSEST_LIMIT}, the largest coarsest grid solved densely). "
+                "Size rule: all axes are halved together while every axis has an even number >= 4 of points, so "
+                "give every axis 2^k m points with a small m (e.g. 64, 96, 128), or use method='cg'/'gmres' "
+                "(with preconditioner=sciax.linalg.Jacobi(A)) for this shape"
             )
         self.levels = tuple(levels)
         self.diags, self.coarse_inverse = _setup(self.levels)
@@ -118,21 +128,33 @@ class Multigrid(AbstractPreconditioner):
     def structure(self):
         return self.levels[0].structure()
 
+    @property
+    def shapes(self) -> tuple[tuple[int, ...], ...]:
+        """Grid shape of every level, finest first (the last one is solved densely)."""
+        return tuple(level.grid.shape for level in self.levels)
+
     def apply(self, r: Float[Array, "*grid"]) -> Float[Array, "*grid"]:
-        x = self.vcycle(r, jnp.zeros_like(r))
+        x = self.vcycle(r, None)
         for _ in range(self.cycles - 1):
             x = self.vcycle(r, x)
         return x
 
-    def vcycle(self, b: Float[Array, "*grid"], x: Float[Array, "*grid"], level: int = 0) -> Float[Array, "*grid"]:
-        """One V-cycle for `A_level x = b` from the guess `x`; returns the improved `x`."""
+    def vcycle(
+        self, b: Float[Array, "*grid"], x: Float[Array, "*grid"] | None, level: int = 0
+    ) -> Float[Array, "*grid"]:
+        """One V-cycle for `A_level x = b` from the guess `x` (`None`: zero); returns the improved `x`."""
         op = self.levels[level]
         if level == len(self.levels) - 1:
-            return (self.coarse_inverse @ b.reshape(-1)).reshape(b.shape)
-        x = self._smooth(level, b, x, self.pre, forward=True)
+            # The dense solve corrects the current iterate rather than replacing it: when the
+            # finest level is the coarsest (a grid that does not coarsen), repeated cycles are
+            # then iterative refinement of the pseudo-inverse instead of the same answer again.
+            r = b if x is None else b - op.mv(x)
+            e = (self.coarse_inverse @ r.reshape(-1)).reshape(b.shape)
+            return e if x is None else x + e
+        x = self._smooth(level, b, jnp.zeros_like(b) if x is None else x, self.pre, forward=True)
         coarse = self.levels[level + 1].grid
         rc = restrict(b - op.mv(x), coarse, op.sides)
-        ec = self.vcycle(rc, jnp.zeros_like(rc), level + 1)
+        ec = self.vcycle(rc, None, level + 1)
         x = x + prolong(ec, coarse, op.sides)
         return self._smooth(level, b, x, self.post, forward=False)
 

@@ -150,7 +150,14 @@ def solve(
       Neumann/periodic, no shift) subtract the mean of `b` instead of raising when
       `mean(b) != 0`. The returned solution is always the zero-mean one.
     - `throw`: raise on failure (not converged: the message gives the residual and
-      the iterations); `False` returns the result with `success=False`.
+      the iterations; a singular matrix for `"lu"`, `"cholesky"`, `"qr"`: the message
+      says so); `False` returns the result with `success=False` (and, for a singular
+      matrix, `result.lineax.result == lineax.RESULTS.singular`).
+
+    The dense factorisations call a matrix singular when it is singular to working
+    precision, LAPACK's test `rcond < eps`: the solution is not finite, or the lower
+    bound `||A||_1 max(||x||_1 / ||b||_1, ||A^-1 z||_1 / ||z||_1)` (`z` a fixed random
+    vector, one more solve with the same factors) of the condition number reaches `1/eps`.
 
     Differentiable (implicit differentiation by lineax) with respect to `b` and the
     operator's arrays (e.g. the coefficient of `diffusion_operator`); `jit`/`vmap` safe.
@@ -196,9 +203,8 @@ def solve(
     solver = _solver(method, operator, rtol, atol, max_steps, restart, b)
     res = _run(lx_op, b, solver, options, negate, name, method == "cg", singular)
     asym, indefinite = res.pop("checks")
-    failed = ~res["success"]
     if throw:
-        _raise(res, name, asym, indefinite, bad_mean, failed)
+        _raise(res, name, asym, indefinite, bad_mean, _failure_context(solver, b))
     return LinearSolveResult(method=name, **res)
 
 
@@ -253,6 +259,11 @@ def _run(lx_op, b, solver, options, negate, name, cg, singular):
     if dense:  # materialise (on flattened vectors) for the factorisations
         op, rhs = lx.MatrixLinearOperator(op.as_matrix(), op.tags), rhs.reshape(-1)
     sol = lx.linear_solve(op, rhs, solver, options=options, throw=False)
+    if isinstance(solver, (lx.LU, lx.Cholesky, lx.QR)):
+        # lineax reports only non-finite output as singular; a finite answer from a matrix
+        # singular to working precision is garbage that the residual alone does not reveal.
+        bad = _singular_to_working_precision(op, rhs, solver, sol)
+        sol = eqx.tree_at(lambda s: s.result, sol, lx.RESULTS.where(bad, lx.RESULTS.singular, sol.result))
     x = sol.value.reshape(b.shape)
     if singular:
         x = x - jnp.mean(x)
@@ -272,8 +283,59 @@ def _run(lx_op, b, solver, options, negate, name, cg, singular):
     )
 
 
-def _raise(res, name, asym, indefinite, bad_mean, failed):
-    concrete = not any(isinstance(v, jax.core.Tracer) for v in (asym, indefinite, bad_mean, failed))
+def _singular_to_working_precision(op, rhs, solver, sol):
+    """LAPACK's `rcond < eps` test, from a lower bound of the 1-norm condition number: the solution
+    and one more solve (same factors) with a fixed random vector; non-finite output counts too."""
+    a = jax.lax.stop_gradient(op.as_matrix())
+    z = jax.random.normal(jax.random.PRNGKey(1), rhs.shape, rhs.dtype)
+    y = lx.linear_solve(lx.MatrixLinearOperator(a), z, solver, state=sol.state, throw=False).value
+    x = jax.lax.stop_gradient(sol.value)
+    bnorm = jnp.sum(jnp.abs(rhs))
+    inverse_norm = jnp.maximum(
+        jnp.sum(jnp.abs(y)) / jnp.sum(jnp.abs(z)),
+        jnp.where(bnorm > 0, jnp.sum(jnp.abs(x)) / jnp.where(bnorm > 0, bnorm, 1), 0),
+    )
+    cond = jnp.max(jnp.sum(jnp.abs(a), axis=0)) * inverse_norm
+    finite = jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(y))
+    return ~finite | (cond * jnp.finfo(a.dtype).eps >= 1)
+
+
+def _failure_context(solver, b):
+    """Static facts for the failure messages: the matrix size, or the multigrid hierarchy."""
+    if isinstance(solver, (lx.LU, lx.Cholesky, lx.QR)):
+        return {"dense": b.size, "cholesky": isinstance(solver, lx.Cholesky)}
+    if isinstance(solver, MultigridSolver):
+        return {"levels": solver.multigrid.shapes}
+    return {}
+
+
+def _singular_message(name, context):
+    n = context["dense"]
+    what = "singular or not definite" if context["cholesky"] else "singular"
+    return (
+        f"solve: the {n}x{n} matrix is {what} (to working precision: condition number >= 1/eps, or non-finite "
+        f"factors), so method={name!r} has no unique solution to give. Fix the operator (e.g. a missing boundary "
+        "condition, a repeated or zero row), or for a least-squares / minimum-norm solution pass "
+        "method=lineax.SVD() (or lineax.AutoLinearSolver(well_posed=False))"
+    )
+
+
+def _not_converged_advice(name, context):
+    if "levels" not in context:
+        return "raise max_steps, loosen rtol/atol, or add a preconditioner (sciax.linalg.Multigrid)"
+    levels = context["levels"]
+    hierarchy = " -> ".join(str(s) for s in levels)
+    return (
+        f"grid shape {levels[0]}, V-cycle levels {hierarchy} (the last solved densely); raise max_steps or "
+        "loosen rtol/atol. Point smoothers assume near-isotropic spacing and smooth coefficients: otherwise "
+        "use method='cg' (symmetric) or 'gmres' with preconditioner=sciax.linalg.Multigrid(A)"
+    )
+
+
+def _raise(res, name, asym, indefinite, bad_mean, context):
+    failed = ~res["success"]
+    singular = (res["lineax"].result == lx.RESULTS.singular) if "dense" in context else jnp.asarray(False)
+    concrete = not any(isinstance(v, jax.core.Tracer) for v in (asym, indefinite, bad_mean, failed, singular))
     if concrete:
         if bool(jnp.any(asym)):
             raise ValueError(
@@ -285,12 +347,15 @@ def _raise(res, name, asym, indefinite, bad_mean, failed):
                 f"solve: method={name!r} needs a definite operator, but A is indefinite "
                 "(runtime check found x.Ax of the wrong sign); use method='gmres' or 'bicgstab'"
             )
+        if bool(jnp.any(singular)):
+            raise RuntimeError(_singular_message(name, context))
         if bool(jnp.any(failed)):
+            nonfinite = "" if bool(jnp.all(jnp.isfinite(res["value"]))) else " (the solution is not finite)"
             raise RuntimeError(
-                f"solve: method={name!r} did not converge: "
+                f"solve: method={name!r} did not converge{nonfinite}: "
                 f"residual ||b - Ax||/||b|| = {float(jnp.max(res['residual'])):.3e} "
                 f"(max|b - Ax| = {float(jnp.max(res['residual_max'])):.3e}) after {int(jnp.max(res['num_steps']))} "
-                "iterations; raise max_steps, loosen rtol/atol, or add a preconditioner (sciax.linalg.Multigrid)"
+                f"iterations; {_not_converged_advice(name, context)}"
             )
         return
     res["value"] = eqx.error_if(
@@ -309,9 +374,11 @@ def _raise(res, name, asym, indefinite, bad_mean, failed):
         bad_mean,
         "solve: singular operator (constant null space) needs mean-zero b; subtract the mean or pass project=True",
     )
+    if "dense" in context:
+        res["value"] = eqx.error_if(res["value"], singular, _singular_message(name, context))
     res["value"] = eqx.error_if(
         res["value"],
         failed,
         f"solve: method={name!r} did not converge (read residual and "
-        "num_steps with throw=False); raise max_steps, loosen rtol/atol or add a preconditioner",
+        f"num_steps with throw=False); {_not_converged_advice(name, context)}",
     )

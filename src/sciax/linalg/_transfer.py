@@ -25,10 +25,13 @@ def can_coarsen(grid: Grid) -> bool:
 
 
 def coarse_grid(grid: Grid) -> Grid:
-    """Half the points per axis, same box: origin moves to the centre of the first merged pair."""
-    return Grid(
-        tuple(n // 2 for n in grid.shape), grid.lengths, tuple(o + h / 2 for o, h in zip(grid.origin, grid.spacing))
-    )
+    """Half the points per axis, same box and walls: each coarse point is the centre of a merged pair."""
+    shape = tuple(n // 2 for n in grid.shape)
+    points = getattr(grid, "points", "start")
+    if points != "start":  # cell centres of the same box: the origin (lower wall) stays
+        return Grid(shape, grid.lengths, grid.origin, points=points)
+    # Points at cell starts: the first coarse point sits half a fine spacing after the first fine one.
+    return Grid(shape, grid.lengths, tuple(o + h / 2 for o, h in zip(grid.origin, grid.spacing)))
 
 
 def restrict_field(u):

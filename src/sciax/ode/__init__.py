@@ -13,6 +13,9 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
   additive noise `SRA1`, `ShARK`; `ensemble_stats` summarises a vmapped ensemble;
 - IMEX (needs `ODE(explicit=..., implicit=...)`): `KenCarp3`, `KenCarp4`, `KenCarp5`.
 
+Models ready to simulate: `lotka_volterra`, `van_der_pol`, `lorenz`, `sir`, `seir`,
+`robertson`, and the stiff test-set problems `hires`, `pollu` (`stiff_problem`).
+
 Adjoints (`adjoint=`), re-exported from diffrax:
 
 - `RecursiveCheckpointAdjoint()` (default): reverse mode (`jax.grad`) by
@@ -29,9 +32,10 @@ Adjoints (`adjoint=`), re-exported from diffrax:
 from diffrax import BacksolveAdjoint, ForwardMode, RecursiveCheckpointAdjoint
 
 from ._auto import Auto
-from ._catalogue import lotka_volterra, robertson, van_der_pol
+from ._catalogue import lorenz, lotka_volterra, robertson, van_der_pol
 from ._diffrax_method import AbstractDiffraxMethod
 from ._ensemble import ensemble_stats
+from ._epidemic import seir, sir
 from ._explicit import RK4, Dopri5, Dopri8, Euler, Heun, Tsit5
 from ._imex import KenCarp3, KenCarp4, KenCarp5
 from ._implicit import ImplicitEuler, Kvaerno3, Kvaerno4, Kvaerno5
@@ -88,6 +92,9 @@ __all__ = [
     "lotka_volterra",
     "robertson",
     "van_der_pol",
+    "lorenz",
+    "sir",
+    "seir",
     "hires",
     "pollu",
     "stiff_problem",

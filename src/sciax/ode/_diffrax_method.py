@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 from collections.abc import Callable
 from typing import ClassVar
@@ -19,7 +20,16 @@ from .. import _checks
 from .._method import AbstractMethod
 from .._model import AbstractModel
 from .._solution import Solution
-from ._failure import failure_code, raise_on_failure
+from ._failure import (
+    FailureReport,
+    component_name,
+    describe,
+    diagnose,
+    failure_code,
+    raise_on_failure,
+    traced_messages,
+    unlocated,
+)
 
 _JVP_HINT = (
     "sciax.simulate: forward-mode differentiation (jax.jvp, jax.jacfwd, jax.linearize) of an "
@@ -42,8 +52,11 @@ class AbstractDiffraxMethod(AbstractMethod):
     adaptive_by_default: ClassVar[bool | None] = None
     rhs_evals_per_step: ClassVar[int | None] = None
     fsal: ClassVar[bool] = False
-    # Also save the state where the solve stopped (SaveAt t1=True), for methods whose
-    # failure report names the time reached.
+    # Also save the state where the solve stopped (SaveAt t1=True) on every solve, for
+    # methods whose traced failure report needs the time reached. Others save it only
+    # with an event, or when a failed solve is re-run to locate the failure: saving it
+    # costs an extra pass over the output of every solve (measured in
+    # benchmarks/ode_ensemble.py: 1.5x the run time of a 10,000-member ensemble).
     saves_final: ClassVar[bool] = False
 
     @abc.abstractmethod
@@ -94,7 +107,14 @@ class AbstractDiffraxMethod(AbstractMethod):
           zero (located by a Newton root find), reported in `Solution.event_time`.
         - `dense`: keep dense output for `Solution.evaluate`.
         - `progress`: show a tqdm progress bar.
-        - `throw`: raise on failure (default) or return `success=False`.
+        - `throw`: raise on failure (default) or return `success=False`. Outside
+          `jax.jit`/`vmap`/`grad` a failed solve is run once more to locate the failure,
+          and the error's first line names the cause (max_steps used up, a non-finite
+          right-hand side or state, a collapsed step), the budget, the time reached,
+          `t_end` and the fix; inside a trace it is `equinox`'s runtime error.
+          `stats["t_reached"]` is `ts[-1]` on success; after a failure or an event it is
+          where the solve stopped (with an event, for Rosenbrock methods, and in the
+          re-run), otherwise the last output time reached.
         """
         adaptive = self._resolve_adaptive(adaptive)
         rtol = _checks.check_positive("rtol", rtol)
@@ -107,28 +127,39 @@ class AbstractDiffraxMethod(AbstractMethod):
             raise TypeError(
                 f"simulate: event must be a function cond(t, y, params) -> scalar, got {type(event).__name__}"
             )
-        try:
-            return _integrate(
-                self,
-                model,
-                y0,
-                ts,
-                params,
-                rtol,
-                atol,
-                dt0,
-                max_steps,
-                adaptive,
-                adjoint,
-                event,
-                dense,
-                progress,
-                throw,
-            )
-        except TypeError as err:
-            if "forward-mode" in str(err) and "custom_vjp" in str(err):
-                raise TypeError(_JVP_HINT) from err
-            raise
+
+        def run(save_final: bool):
+            try:
+                return _integrate(
+                    self,
+                    model,
+                    y0,
+                    ts,
+                    params,
+                    rtol,
+                    atol,
+                    dt0,
+                    max_steps,
+                    adaptive,
+                    adjoint,
+                    event,
+                    dense,
+                    progress,
+                    save_final,
+                )
+            except TypeError as err:
+                if "forward-mode" in str(err) and "custom_vjp" in str(err):
+                    raise TypeError(_JVP_HINT) from err
+                raise
+
+        save_final = event is not None or self.saves_final
+        sol, report = run(save_final)
+        if not throw:
+            return sol
+        if not save_final and not isinstance(report.code, jax.core.Tracer) and int(report.code) != 0:
+            # The error path only: solve again, saving the final state, to say where and why it failed.
+            sol, report = run(True)
+        return self._raise_if_failed(sol, report, y0, ts, max_steps, model)
 
     def _resolve_adaptive(self, adaptive: bool | None) -> bool:
         if adaptive is None:
@@ -141,18 +172,20 @@ class AbstractDiffraxMethod(AbstractMethod):
             )
         return bool(adaptive)
 
-    def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, throw: bool) -> Solution:
-        if has_event or self.saves_final:
+    def _to_solution(
+        self, sol: diffrax.Solution, ts, has_event: bool, save_final: bool, model: AbstractModel, params
+    ) -> tuple[Solution, FailureReport]:
+        if save_final:
             ys, t_final, y_final = _split_final(sol, ts.shape[0])
+            report = diagnose(failure_code(sol.result, y_final), model.rhs, params, ts, ys, t_final, y_final)
         else:
-            # Without an event the solve ends at ts[-1] or fails, and rows it never
-            # reached are already inf: the last row is the final state.
+            # The solve ends at ts[-1] or fails, and rows it never reached are already inf:
+            # the last row is the final state, the last finite time the last one reached.
             ys = sol.ys
             y_final = jax.tree_util.tree_map(lambda leaf: leaf[-1], ys)
-        code = failure_code(sol.result, y_final)
-        if throw:
-            ys = raise_on_failure(ys, code)
+            report = unlocated(failure_code(sol.result, y_final), sol.ts)
         stats = {k: jnp.asarray(v) for k, v in sol.stats.items()}
+        stats["t_reached"] = report.t_reached
         if self.rhs_evals_per_step is not None:
             # FSAL methods evaluate f(t0, y0) once up front; diffrax's automatic
             # initial step reuses evaluations, so it adds none.
@@ -160,15 +193,38 @@ class AbstractDiffraxMethod(AbstractMethod):
         event_time = None
         if has_event:
             event_time = jnp.where(_fired(sol.event_mask), t_final, jnp.nan)
-        return Solution(
+        out = Solution(
             ts=jnp.asarray(ts),
             ys=ys,
             stats=stats,
-            success=code == 0,
+            success=report.code == 0,
             result=sol.result,
             event_time=event_time,
             interpolation=sol.interpolation,
         )
+        return out, report
+
+    def _raise_if_failed(self, sol: Solution, report: FailureReport, y0, ts, max_steps: int, model) -> Solution:
+        """Raise if the solve failed: a Python exception with the numbers when the report is
+        concrete, `equinox.error_if` (static messages) when it is traced."""
+        t_end = None if isinstance(ts, jax.core.Tracer) else float(ts[-1])
+        if not isinstance(report.code, jax.core.Tracer):
+            if int(report.code) != 0:
+                index = int(report.index)
+                component = "?" if index < 0 else component_name(y0, index, model.labels().names)
+                message = self.failure_message(report, max_steps=max_steps, ts=ts, stats=sol.stats, component=component)
+                raise eqx.EquinoxRuntimeError(message)
+            return sol
+        self._report_traced(sol, report, ts)
+        ys = raise_on_failure(sol.ys, report.code, traced_messages(max_steps, t_end))
+        return dataclasses.replace(sol, ys=ys)
+
+    def failure_message(self, report: FailureReport, *, max_steps: int, ts, stats: dict, component: str) -> str:
+        """The error message of a concrete failed solve (methods may say more about their own failures)."""
+        return describe(report, max_steps=max_steps, t_end=float(ts[-1]), steps=stats, component=component)
+
+    def _report_traced(self, sol: Solution, report: FailureReport, ts) -> None:
+        """Hook for methods that report a traced failure with run-time values (a host callback)."""
 
 
 @eqx.filter_jit
@@ -187,14 +243,15 @@ def _integrate(
     event,
     dense,
     progress,
-    throw,
-) -> Solution:
+    save_final,
+) -> tuple[Solution, FailureReport]:
     # One compiled program for the solve and its post-processing, so that an
     # un-jitted call compiles once rather than op by op.
     controller = diffrax.PIDController(rtol=rtol, atol=atol) if adaptive else diffrax.ConstantStepSize()
-    # With an event (or for saves_final), t1=True also saves the state where the
-    # solve stopped; plain SaveAt, unlike SaveAt(subs=...), works with every adjoint.
-    saveat = diffrax.SaveAt(ts=ts, t1=event is not None or method.saves_final, dense=dense)
+    # t1=True also saves the state where the solve stopped (at an event or a failure),
+    # which the failure report names; plain SaveAt, unlike SaveAt(subs=...), works
+    # with every adjoint.
+    saveat = diffrax.SaveAt(ts=ts, t1=save_final, dense=dense)
     sol = diffrax.diffeqsolve(
         method.terms(model),
         method.solver_for(y0, rtol, atol, adaptive),
@@ -211,7 +268,7 @@ def _integrate(
         progress_meter=diffrax.TqdmProgressMeter() if progress else diffrax.NoProgressMeter(),
         throw=False,
     )
-    return method._to_solution(sol, ts, event is not None, throw)
+    return method._to_solution(sol, ts, event is not None, save_final, model, params)
 
 
 def _split_final(sol: diffrax.Solution, n: int):

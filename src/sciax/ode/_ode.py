@@ -11,6 +11,7 @@ from jaxtyping import Array, PyTree, Real
 from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
+from .._param_spec import ParamSpec
 
 
 class ODE(AbstractModel):
@@ -26,6 +27,11 @@ class ODE(AbstractModel):
       `("prey", "predator")`; each becomes a data variable in `to_xarray`.
     - `units`, `long_names`: `{name: text}` attributes per component.
     - `time_units`: units of time, e.g. `"year"`.
+    - `param_shapes`: the params `vector_field` expects, checked by `sciax.simulate`
+      before the first evaluation: `{"alpha": (), "k": (3,)}` for a dict of a scalar
+      and a 3-vector (`None` in a shape for any length), `(n,)` for one array, `{}` for
+      no params (`None` or `{}` must then be passed). Missing or unexpected keys and
+      wrong shapes raise an error naming them. Default `None`: nothing is checked.
 
     Functions are static configuration; everything to be differentiated or
     batched over belongs in `params`. The default method is `Tsit5()`.
@@ -35,6 +41,7 @@ class ODE(AbstractModel):
     explicit: Callable | None = eqx.field(static=True)
     implicit: Callable | None = eqx.field(static=True)
     info: Labels = eqx.field(static=True)
+    param_spec: ParamSpec | None = eqx.field(static=True)
 
     def __init__(
         self,
@@ -46,6 +53,7 @@ class ODE(AbstractModel):
         units: Mapping[str, str] | None = None,
         long_names: Mapping[str, str] | None = None,
         time_units: str | None = None,
+        param_shapes: Mapping[str, tuple] | tuple | None = None,
     ):
         if (explicit is None) != (implicit is None):
             raise ValueError("ODE: give both explicit= and implicit= (an IMEX split) or neither")
@@ -60,6 +68,7 @@ class ODE(AbstractModel):
         self.explicit = explicit
         self.implicit = implicit
         self.info = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
+        self.param_spec = ParamSpec.build(param_shapes, "ODE")
 
     def rhs(self, t: Real[Array, ""], y: PyTree[Array], params: PyTree) -> PyTree[Array]:
         return self.vector_field(t, y, params)
@@ -76,6 +85,10 @@ class ODE(AbstractModel):
 
     def labels(self) -> Labels:
         return self.info
+
+    def check_params(self, params: PyTree) -> None:
+        if self.param_spec is not None:
+            self.param_spec.check(params)
 
 
 class _Sum(eqx.Module):

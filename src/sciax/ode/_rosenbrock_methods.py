@@ -21,6 +21,7 @@ import numpy as np
 
 from .._solution import Solution
 from ._diffrax_method import AbstractDiffraxMethod
+from ._failure import LINEAR, FailureReport
 from ._rosenbrock import ITERATIVE_SOLVERS, RosenbrockSolver, persistent_failure_step
 from ._rosenbrock_tableaus import RODAS4, RODAS5P, ROS3P, ROS34PW2, RosenbrockTableau
 
@@ -62,7 +63,7 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
     linear_solver: lx.AbstractLinearSolver | None = None
 
     adaptive_capable: ClassVar[bool] = True
-    saves_final: ClassVar[bool] = True  # the collapse report names the time reached
+    saves_final: ClassVar[bool] = True  # the traced collapse report names the time reached
     tableau: ClassVar[RosenbrockTableau]
 
     def __check_init__(self):
@@ -90,23 +91,37 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
             reject_failures=adaptive,
         )
 
-    def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, throw: bool) -> Solution:
-        if throw:
-            _raise_if_step_collapsed(sol, ts)
-        out = super()._to_solution(sol, ts, has_event, throw)
+    def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, save_final: bool, model, params):
+        out, report = super()._to_solution(sol, ts, has_event, save_final, model, params)
         stats = dict(out.stats, num_jacobian_evals=out.stats["num_steps"])
-        return eqx.tree_at(lambda s: s.stats, out, stats)
+        return eqx.tree_at(lambda s: s.stats, out, stats), report
+
+    def failure_message(self, report: FailureReport, *, max_steps: int, ts, stats: dict, component: str) -> str:
+        if int(report.code) != LINEAR:
+            return super().failure_message(report, max_steps=max_steps, ts=ts, stats=stats, component=component)
+        t_reached = float(report.t_reached)
+        h_max = float(persistent_failure_step(t_reached, abs(float(ts[-1]) - float(ts[0]))))
+        return _collapse_message(t_reached, h_max)
+
+    def _report_traced(self, sol: Solution, report: FailureReport, ts) -> None:
+        _raise_if_step_collapsed(sol.result == diffrax.RESULTS.singular, report.t_reached, ts)
 
 
-def _raise_if_step_collapsed(sol: diffrax.Solution, ts) -> None:
-    """Raise, naming the time reached and the step size, if steps kept failing.
+def _collapse_message(t_reached: float, h_max: float) -> str:
+    return (
+        f"sciax.simulate: the Rosenbrock step kept failing (singular stage matrix I - h*gamma*J, "
+        f"or non-finite stage values) and was retried down to step size {h_max:.3g} "
+        f"at t = {t_reached:.10g}, where the solve stopped. Check the model's right-hand "
+        "side and Jacobian near this time (NaN/inf, division by zero) or the initial state."
+    )
+
+
+def _raise_if_step_collapsed(collapsed, t_reached, ts) -> None:
+    """Under a trace, raise naming the time reached and the step size if steps kept failing.
 
     `equinox.error_if` messages are fixed at trace time, so the values travel
     through a host callback (it runs under `jit` and `vmap` alike).
     """
-    final = jnp.sum(jnp.isfinite(sol.ts)) - 1
-    t_reached = sol.ts[final]
-    collapsed = sol.result == diffrax.RESULTS.singular
     h_max = persistent_failure_step(t_reached, jnp.abs(ts[-1] - ts[0]))
     # Under vmap a debug callback runs once per member (a Python call each, ~0.2 ms):
     # the unbatched predicate keeps it off the path of a solve that did not fail.
@@ -121,12 +136,7 @@ def _report_collapse(collapsed, t_reached, h_max) -> None:
     collapsed, t_reached, h_max = (np.atleast_1d(np.asarray(x)) for x in (collapsed, t_reached, h_max))
     if np.any(collapsed):
         i = int(np.argmax(collapsed))
-        raise RuntimeError(
-            f"sciax.simulate: the Rosenbrock step kept failing (singular stage matrix I - h*gamma*J, "
-            f"or non-finite stage values) and was retried down to step size {h_max[i]:.3g} "
-            f"at t = {t_reached[i]:.10g}, where the solve stopped. Check the model's right-hand "
-            "side and Jacobian near this time (NaN/inf, division by zero) or the initial state."
-        )
+        raise RuntimeError(_collapse_message(float(t_reached[i]), float(h_max[i])))
 
 
 class Rodas5P(AbstractRosenbrock):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .._param_spec import ParamSpec
 from ._catalogue import robertson
 from ._ode import ODE
 
@@ -67,9 +68,9 @@ def hires() -> ODE:
     """HIRES (Schäfer 1975; Hairer & Wanner II §IV.10): plant physiology, 8 species.
 
     Standard setup: `y0 = [1, 0, 0, 0, 0, 0, 0, 0.0057]`, `t ∈ [0, 321.8122]`;
-    the rate constants are fixed (params unused).
+    the rate constants are fixed: no params (pass `None`).
     """
-    return ODE(_hires, names=tuple(f"y{i}" for i in range(1, 9)))
+    return ODE(_hires, names=tuple(f"y{i}" for i in range(1, 9)), param_shapes=ParamSpec.build({}, "sciax.ode.hires()"))
 
 
 def pollu_terms(y, k) -> list:
@@ -134,10 +135,15 @@ def _pollu(t, y, k):
 
 def pollu() -> ODE:
     """POLLU (Verwer 1994): the chemistry of an air-pollution model, 20 species and 25
-    reactions. params: the 25 rate constants (`POLLU_RATES`). Standard setup:
+    reactions. params: one array of the 25 rate constants, shape `(25,)` (`POLLU_RATES`). Standard setup:
     `y0` zero except `y2 = 0.2, y4 = 0.04, y7 = 0.1, y8 = 0.3, y9 = 0.01, y17 = 0.007`,
     `t ∈ [0, 60]` (minutes)."""
-    return ODE(_pollu, names=tuple(f"y{i}" for i in range(1, 21)), time_units="min")
+    return ODE(
+        _pollu,
+        names=tuple(f"y{i}" for i in range(1, 21)),
+        time_units="min",
+        param_shapes=ParamSpec.build((25,), "sciax.ode.pollu()"),
+    )
 
 
 def stiff_problem(name: str) -> tuple[ODE, jnp.ndarray, float, object]:

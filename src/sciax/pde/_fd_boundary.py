@@ -114,7 +114,9 @@ class Sponge(AbstractAbsorbing):
 
     `sigma = strength * depth**2`, `depth` going from 0 at the inner edge of the
     layer to 1 at the grid edge. `strength` in 1/time units; the damping relaxes
-    `u` towards 0. For any first-order-in-time FD model.
+    `u` towards 0. For any first-order-in-time FD model. The layers along an axis
+    (`width` points each) must leave at least one point undamped: a wider layer is
+    refused when the model is built, naming width and grid size.
     """
 
     strength: float = eqx.field(static=True)
@@ -286,7 +288,31 @@ def _take(u, axis: int, start: int, stop: int):
 
 def as_halo(grid: Grid, bc) -> AbstractHalo:
     """An `AbstractHalo` as given, or a `BoundaryHalo(grid, bc)` built from boundary conditions."""
-    return bc if isinstance(bc, AbstractHalo) else BoundaryHalo(grid, bc)
+    if isinstance(bc, AbstractHalo):
+        return bc
+    halo = BoundaryHalo(grid, bc)
+    check_layers_fit(grid, halo.sides)
+    return halo
+
+
+def check_layers_fit(grid: Grid, sides: Sides) -> None:
+    """Refuse absorbing layers (`Sponge`, `CPML`) that leave no undamped point along an axis.
+
+    Too wide a layer is otherwise accepted silently: its profile is clipped to the grid and
+    the run reports success while it damps the whole domain.
+    """
+    for axis, (low, high) in enumerate(sides):
+        layers = [b for b in (low, high) if isinstance(b, AbstractAbsorbing)]
+        total, n = sum(b.width for b in layers), grid.shape[axis]
+        if layers and total >= n:
+            widest = max(layers, key=lambda b: b.width)
+            fits = (n - 1) // len(layers)
+            raise ValueError(
+                f"{type(widest).__name__}: width {widest.width} does not fit grid axis {axis} ({grid.dims[axis]!r}) "
+                f"of {n} points (grid shape {grid.shape}): the absorbing layers along it "
+                f"({' + '.join(str(b.width) for b in layers)} points) must leave at least one point undamped; "
+                f"use width <= {fits} or a finer grid"
+            )
 
 
 def layer_depth(n: int, low: AbstractBoundary, high: AbstractBoundary, kind: type, shift: float = 0.0) -> np.ndarray:

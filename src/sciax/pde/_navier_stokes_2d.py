@@ -24,7 +24,7 @@ from jaxtyping import Array, Float
 from ._fourier import dealias_mask, derivative_symbol, laplacian_symbol, to_physical, to_spectral
 from ._grid import Grid
 from ._semilinear import SemilinearPDE
-from ._spectral_reaction import param
+from ._spectral_reaction import param, scalar_params
 
 
 def _inverse_minus_laplacian(grid: Grid):
@@ -91,7 +91,8 @@ def navier_stokes_2d(
     velocity from the stream function (see the module docstring for every sign convention).
 
     **Params:** `{"nu": viscosity (length^2/time), "drag": mu (1/time, optional, default 0),
-    "forcing": A (needed when forcing_mode is set)}`; all differentiable.
+    "forcing": A (needed when forcing_mode is set, refused otherwise)}`, all scalars; all
+    differentiable.
 
     **Arguments:** `grid` (2-D, periodic), `forcing_mode` (integer `m >= 1` of the Kolmogorov
     forcing along y, or `None`), `dealias` (2/3 rule by default), `bc` (periodic only).
@@ -112,6 +113,9 @@ def navier_stokes_2d(
         bc=bc,
         variable="vorticity",
         long_name="vorticity dv/dx - du/dy",
+        param_shapes=scalar_params(
+            "navier_stokes_2d", "nu", *(() if forcing_mode is None else ("forcing",)), optional=("drag",)
+        ),
     )
     if forcing_mode is not None:
         n_y = grid.shape[1]

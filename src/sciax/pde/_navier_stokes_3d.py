@@ -17,7 +17,7 @@ from jaxtyping import Array, Complex, Float
 from ._fourier import derivative_symbol, laplacian_symbol, to_physical, to_spectral
 from ._grid import Grid
 from ._semilinear import SemilinearPDE
-from ._spectral_reaction import param
+from ._spectral_reaction import param, scalar_params
 
 
 def _project_hat(a_hat: Complex[Array, "*batch 3 nx ny nzh"], grid: Grid) -> Complex[Array, "*batch 3 nx ny nzh"]:
@@ -80,4 +80,5 @@ def navier_stokes_3d(grid: Grid, *, dealias: bool | float = True, bc=None) -> Se
         dealias=dealias,
         bc=bc,
         variable="velocity",
+        param_shapes=scalar_params("navier_stokes_3d", "nu", optional=("drag",)),
     )

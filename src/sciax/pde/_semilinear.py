@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -12,6 +12,7 @@ from jaxtyping import Array, Complex, Float, PyTree, Real
 from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
+from .._param_spec import ParamSpec
 from . import _fourier
 from ._grid import Grid
 from ._spectral_boundary import check_periodic
@@ -54,6 +55,10 @@ class SemilinearPDE(AbstractModel):
     - `variable`, `units`, `long_name`, `time_units`: labels for `Solution.to_xarray`
       (a multi-field state is one variable with dims `("field", *grid.dims)`, fields in
       the order of `fields`, named in its `long_name`).
+    - `param_shapes`: the params the equation expects, checked by `sciax.simulate` before
+      the first evaluation, as for `sciax.ode.ODE`: e.g. `{"nu": ()}` for a scalar
+      viscosity, `{}` for none. Default `None`: nothing is checked. Every catalogue
+      equation declares its params.
 
     `params` (any pytree) may enter both `linear` and `N`; gradients flow to it
     through every method. `linear`, `nonlinear` and `grid` are static configuration
@@ -68,6 +73,7 @@ class SemilinearPDE(AbstractModel):
     fields: tuple[str, ...] | None = eqx.field(static=True)
     dealias_fraction: float | None = eqx.field(static=True)
     info: Labels = eqx.field(static=True)
+    param_spec: ParamSpec | None = eqx.field(static=True)
 
     def __init__(
         self,
@@ -83,6 +89,7 @@ class SemilinearPDE(AbstractModel):
         units: str | None = None,
         long_name: str | None = None,
         time_units: str | None = None,
+        param_shapes: Mapping[str, tuple] | tuple | None = None,
     ):
         if not isinstance(grid, Grid):
             raise TypeError(f"SemilinearPDE: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
@@ -120,6 +127,7 @@ class SemilinearPDE(AbstractModel):
             long_names=None if long_name is None else {variable: long_name},
             time_units=time_units,
         )
+        self.param_spec = ParamSpec.build(param_shapes, "SemilinearPDE")
 
     @property
     def state_shape(self) -> tuple[int, ...]:
@@ -209,6 +217,10 @@ class SemilinearPDE(AbstractModel):
 
     def labels(self) -> Labels:
         return self.info
+
+    def check_params(self, params: PyTree) -> None:
+        if self.param_spec is not None:
+            self.param_spec.check(params)
 
 
 def _check_returned(shape, expected, what: str, against: str) -> None:

@@ -3,14 +3,17 @@
 Each function returns a `SemilinearPDE`. The quadratic nonlinearities are
 written in conservative form `(u^2)_x / 2` and dealiased by the 2/3 rule
 unless `dealias=False`. Every equation takes `bc=` (periodic only; anything else
-raises `ValueError` pointing to the finite-difference models in `sciax.pde.fd`).
+raises `ValueError` pointing to the finite-difference models in `sciax.pde.fd`), and
+declares its params, so `sciax.simulate` names a missing or misshapen one.
 """
 
 from __future__ import annotations
 
+from .._param_spec import ParamSpec
 from ._fourier import derivative_symbol, to_physical, to_spectral
 from ._grid import Grid
 from ._semilinear import SemilinearPDE
+from ._spectral_reaction import scalar_params
 
 
 def _require_1d(grid: Grid, name: str) -> None:
@@ -29,7 +32,9 @@ def heat(grid: Grid, *, bc=None) -> SemilinearPDE:
 
     Params: `{"nu": diffusivity}` (length^2/time). Linear, so `ETDRK*` are exact.
     """
-    return SemilinearPDE(grid, _diffusion, None, bc=bc, long_name="temperature")
+    return SemilinearPDE(
+        grid, _diffusion, None, bc=bc, long_name="temperature", param_shapes=scalar_params("heat", "nu")
+    )
 
 
 def _burgers_nonlinear(t, u_hat, p, grid):
@@ -45,7 +50,13 @@ def burgers(grid: Grid, *, dealias: bool | float = True, bc=None) -> SemilinearP
     """
     _require_1d(grid, "burgers")
     return SemilinearPDE(
-        grid, _diffusion, nonlinear_spectral=_burgers_nonlinear, dealias=dealias, bc=bc, long_name="velocity"
+        grid,
+        _diffusion,
+        nonlinear_spectral=_burgers_nonlinear,
+        dealias=dealias,
+        bc=bc,
+        long_name="velocity",
+        param_shapes=scalar_params("burgers", "nu"),
     )
 
 
@@ -59,7 +70,14 @@ def kuramoto_sivashinsky(grid: Grid, *, dealias: bool | float = True, bc=None) -
     Modes with `0 < |k| < 1` grow; chaotic for domains longer than a few times `2 pi`.
     """
     _require_1d(grid, "kuramoto_sivashinsky")
-    return SemilinearPDE(grid, _ks_linear, nonlinear_spectral=_burgers_nonlinear, dealias=dealias, bc=bc)
+    return SemilinearPDE(
+        grid,
+        _ks_linear,
+        nonlinear_spectral=_burgers_nonlinear,
+        dealias=dealias,
+        bc=bc,
+        param_shapes=ParamSpec.build({}, "sciax.pde.spectral.kuramoto_sivashinsky()"),
+    )
 
 
 def _kdv_linear(k, p):
@@ -77,4 +95,11 @@ def kdv(grid: Grid, *, dealias: bool | float = True, bc=None) -> SemilinearPDE:
     Dispersive: the linear symbol `i k^3` is imaginary.
     """
     _require_1d(grid, "kdv")
-    return SemilinearPDE(grid, _kdv_linear, nonlinear_spectral=_kdv_nonlinear, dealias=dealias, bc=bc)
+    return SemilinearPDE(
+        grid,
+        _kdv_linear,
+        nonlinear_spectral=_kdv_nonlinear,
+        dealias=dealias,
+        bc=bc,
+        param_shapes=ParamSpec.build({}, "sciax.pde.spectral.kdv()"),
+    )

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .._param_spec import ParamSpec
 from ._fourier import laplacian_symbol, to_physical, to_spectral
 from ._grid import Grid
 from ._semilinear import SemilinearPDE
+
+
+def scalar_params(equation: str, *names: str, optional: tuple[str, ...] = ()) -> ParamSpec:
+    """The declaration of a catalogue equation's params: a dict of scalars `names`
+    (checked by `sciax.simulate`, which then names what is missing or misshapen)."""
+    names = names + tuple(n for n in optional if n not in names)
+    return ParamSpec.build({n: () for n in names}, f"sciax.pde.spectral.{equation}()", optional=optional)
 
 
 def param(p, key: str, equation: str):
@@ -48,7 +56,13 @@ def allen_cahn(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semilinea
     (the split of Kassam & Trefethen 2005 and of exponax's `AllenCahn`).
     """
     return SemilinearPDE(
-        grid, _allen_cahn_linear, _allen_cahn_nonlinear, dealias=dealias, bc=bc, long_name="phase field"
+        grid,
+        _allen_cahn_linear,
+        _allen_cahn_nonlinear,
+        dealias=dealias,
+        bc=bc,
+        long_name="phase field",
+        param_shapes=scalar_params("allen_cahn", "epsilon"),
     )
 
 
@@ -79,6 +93,7 @@ def cahn_hilliard(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semili
         dealias=dealias,
         bc=bc,
         long_name="concentration",
+        param_shapes=scalar_params("cahn_hilliard", "mobility", "gamma"),
     )
 
 
@@ -101,7 +116,14 @@ def swift_hohenberg(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semi
     (`g = 0` for the symmetric equation). Patterns of wavelength `2 pi / kc`
     form for `r > 0`. Split: `L = r - (kc^2 - |k|^2)^2`, `N = g u^2 - u^3`.
     """
-    return SemilinearPDE(grid, _swift_hohenberg_linear, _swift_hohenberg_nonlinear, dealias=dealias, bc=bc)
+    return SemilinearPDE(
+        grid,
+        _swift_hohenberg_linear,
+        _swift_hohenberg_nonlinear,
+        dealias=dealias,
+        bc=bc,
+        param_shapes=scalar_params("swift_hohenberg", "r", "kc", "g"),
+    )
 
 
 # --- Gray–Scott: u_t = Du lap u - u v^2 + F (1 - u),  v_t = Dv lap v + u v^2 - (F + kappa) v
@@ -134,4 +156,5 @@ def gray_scott(grid: Grid, *, dealias: bool | float = 0.5, bc=None) -> Semilinea
         dealias=dealias,
         bc=bc,
         variable="concentration",
+        param_shapes=scalar_params("gray_scott", "Du", "Dv", "F", "kappa"),
     )

@@ -6,6 +6,8 @@
 - `space_time(data)`: a 1-D field over time as one image.
 - `seismograms(data)`: a shot gather from `sciax.pde.AcousticWave.seismograms`.
 - `posterior_pairs(idata, reference=...)`: ArviZ pair plot of a posterior, true values marked.
+- `posterior_predictive(idata)`: quantile bands of the predicted observations over time,
+  the observed data on top, one panel per observed component.
 - `sobol_bars(indices)`: bar chart of Sobol indices (the same function as `sciax.prob.plot_sobol`).
 
 Each takes labelled xarray data as `Solution.to_xarray()` writes it and labels the
@@ -14,6 +16,7 @@ axes from its CF attributes (`long_name`, `units`).
 
 from ..prob import plot_sobol as sobol_bars
 from ._pairs import posterior_pairs
+from ._posterior_predictive import posterior_predictive
 from ._seismograms import seismograms
 from ._snapshots import field_snapshots
 from ._space_time import space_time
@@ -25,5 +28,6 @@ __all__ = [
     "space_time",
     "seismograms",
     "posterior_pairs",
+    "posterior_predictive",
     "sobol_bars",
 ]

@@ -9,6 +9,8 @@ Inference (over NumPyro):
 - `infer(model, data, method="nuts" | "svi")`: labelled ArviZ results;
   `summary(result)`: r_hat, bulk ESS and divergences; `map_initial_params`:
   chain starts near the posterior mode (the default for a `SimulationModel`);
+- `least_squares(model, y0, ts, data, params0)`: a Levenberg–Marquardt point fit
+  with Gauss–Newton standard errors, before (or instead of) Bayes;
 - `load_lynx_hare()`: the Hudson's Bay Company lynx-hare table.
 
 Sensitivity analysis (model evaluations vmapped and chunked):
@@ -21,6 +23,7 @@ Sensitivity analysis (model evaluations vmapped and chunked):
 
 from ._data import load_lynx_hare
 from ._infer import infer
+from ._least_squares import LeastSquaresResult, least_squares
 from ._likelihood import (
     AbstractLikelihood,
     LogNormalLikelihood,
@@ -36,6 +39,7 @@ from ._saltelli import saltelli_design
 from ._simulation_model import SimulationModel
 from ._sobol import sobol_indices
 from ._summary import summary
+from ._svi import ConvergenceError, ConvergenceWarning
 
 __all__ = [
     "SimulationModel",
@@ -45,8 +49,12 @@ __all__ = [
     "PoissonLikelihood",
     "NegativeBinomialLikelihood",
     "infer",
+    "least_squares",
+    "LeastSquaresResult",
     "map_initial_params",
     "summary",
+    "ConvergenceWarning",
+    "ConvergenceError",
     "load_lynx_hare",
     "local_sensitivity",
     "sobol_indices",

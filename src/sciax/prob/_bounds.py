@@ -30,3 +30,29 @@ def check_bounds(bounds: Mapping[str, tuple[float, float]], who: str) -> tuple[t
         lower.append(lo)
         upper.append(hi)
     return tuple(names), np.asarray(lower), np.asarray(upper)
+
+
+class MissingParameterError(KeyError):
+    """A parameter the function reads is not in `bounds`.
+
+    A `KeyError` (what the function raised), printed as plain text rather than as a quoted key.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def missing_parameter_error(err: KeyError, names: tuple[str, ...], who: str) -> KeyError | None:
+    """A clear error for `fn(params)` raising `KeyError(key)` for a `key` that `bounds` lacks, else None.
+
+    Only a `str` key absent from `names` is explained (most likely the function asked for a
+    parameter the analysis does not vary; the original error stays chained, in case the key
+    belongs to some other dict); any other `KeyError` is left as it is.
+    """
+    key = err.args[0] if len(err.args) == 1 else None
+    if not isinstance(key, str) or key in names:
+        return None
+    return MissingParameterError(
+        f"{who}: the function raised KeyError({key!r}) and bounds has no parameter {key!r} (it gives "
+        f"{list(names)}); add bounds[{key!r}] = (lower, upper), or fix the value of {key!r} inside the function"
+    )

@@ -64,6 +64,11 @@ class SimulationModel(eqx.Module):
       `names=`) or integer indices into the last axis of an array state; or a
       function `ys -> (T, K)` array for other states (e.g. a PDE field). Default:
       every component of a 1-D state.
+    - `observed_names`: labels of the `K` observed components (the `observed`
+      coordinate of results, and the names in error messages). Default: the
+      state's component names; `state_<i>` for index `i` of an unnamed state;
+      `observed_<k>` for column `k` of an `observe=` function's output (e.g.
+      give `observed_names=["cases"]` for an incidence).
     - `t0`: start time of the simulation; default `times[0]`, i.e. the first
       observation is an observation of the initial state. Must be <= `times[0]`.
     - `sensitivity`: how gradients of the simulation are computed for NUTS/SVI:
@@ -107,6 +112,7 @@ class SimulationModel(eqx.Module):
         likelihood: AbstractLikelihood,
         params: Mapping[str, Any] | None = None,
         observe: Sequence[str | int] | Callable | None = None,
+        observed_names: Sequence[str] | None = None,
         t0: float | None = None,
         method: sciax.AbstractMethod | None = None,
         sensitivity: str = "auto",
@@ -144,7 +150,10 @@ class SimulationModel(eqx.Module):
         self.sensitivity = self._resolve_sensitivity(sensitivity)
         num_observed = self._check_against_model()
         if callable(self.observe):
-            self.observed_names = tuple(f"y{i}" for i in range(num_observed))
+            # Not "y0", "y1", ...: "y0" is the initial state's site, and a function's output is no state component.
+            self.observed_names = tuple(f"observed_{k}" for k in range(num_observed))
+        if observed_names is not None:
+            self.observed_names = _check_observed_names(observed_names, num_observed)
 
     # -- the generative story, one step per method so it can be reused piecewise --
 
@@ -359,5 +368,15 @@ def _resolve_observe(observe, state_names) -> tuple[tuple[int, ...] | Callable, 
         else:
             raise TypeError(f"SimulationModel: observe= entries must be names or integer indices, got {item!r}")
         in_range = state_names is not None and -len(state_names) <= indices[-1] < len(state_names)
-        names.append(state_names[indices[-1]] if in_range else f"y{indices[-1]}")
+        names.append(state_names[indices[-1]] if in_range else f"state_{indices[-1]}")
     return tuple(indices), tuple(names)
+
+
+def _check_observed_names(names, num_observed: int) -> tuple[str, ...]:
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if len(names) != num_observed or not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        raise ValueError(
+            f"SimulationModel: observed_names must be {num_observed} distinct strings (one per observed "
+            f"component), got {names!r}"
+        )
+    return names

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ._bounds import check_bounds
+from ._bounds import check_bounds, missing_parameter_error
 from ._evaluate import evaluate_samples
 from ._output import output_coords as _coords
 from ._output import output_dims as _output_dims
@@ -37,7 +37,8 @@ def sobol_indices(
     - `fn`: `fn(params) -> output`, with `params` a dict `{name: scalar}`; the output
       is a scalar or an array of any fixed shape (e.g. a trajectory `sol.ys[:, 0]`,
       giving time-resolved indices). Must be traceable by JAX: it is vmapped.
-    - `bounds`: `{name: (lower, upper)}`; each parameter is uniform on its interval.
+    - `bounds`: `{name: (lower, upper)}`; each parameter is uniform on its interval. A
+      parameter that `fn` reads but `bounds` lacks raises a `KeyError` naming it.
     - `num_samples`: base sample size `N`, a power of 2. The model runs
       `N (D + 2)` times for `D` parameters, in vmapped chunks of `chunk_size`.
     - `estimator`: `"jansen"` (Jansen 1999 first-order and total; robust default) or
@@ -71,7 +72,13 @@ def sobol_indices(
     except ValueError as err:
         raise ValueError(f"sobol_indices: {err}") from None
     d, n = len(names), num_samples
-    out = evaluate_samples(fn, rows, names, chunk_size=chunk_size, who="sobol_indices")
+    try:
+        out = evaluate_samples(fn, rows, names, chunk_size=chunk_size, who="sobol_indices")
+    except KeyError as err:
+        clear = missing_parameter_error(err, names, "sobol_indices")
+        if clear is None:
+            raise
+        raise clear from err
     out_shape = out.shape[1:]
     f = out.reshape(d + 2, n, -1).astype(np.float64)
     terms = _terms(f[0], f[1], f[2:])

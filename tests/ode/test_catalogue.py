@@ -1,0 +1,134 @@
+"""Lorenz, SIR and SEIR against scipy's integrators and exact invariants."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+from scipy.optimize import brentq
+
+import sciax
+
+TIGHT = dict(rtol=1e-11, atol=1e-12, max_steps=100_000)
+LORENZ = {"sigma": 10.0, "rho": 28.0, "beta": 8.0 / 3.0}
+
+
+def _scipy(f, y0, ts):
+    ref = solve_ivp(f, (ts[0], ts[-1]), y0, method="DOP853", t_eval=ts, rtol=1e-13, atol=1e-13)
+    assert ref.success
+    return ref.y.T
+
+
+def test_lorenz_vs_scipy_before_chaos_amplifies_errors():
+    # Up to t = 2 the separation of nearby trajectories grows by ~exp(0.9 * 2) = 6 only.
+    s, r, b = LORENZ["sigma"], LORENZ["rho"], LORENZ["beta"]
+    ts = np.linspace(0.0, 2.0, 21)
+    y0 = np.array([1.0, 1.0, 1.0])
+    ref = _scipy(lambda t, y: [s * (y[1] - y[0]), y[0] * (r - y[2]) - y[1], y[0] * y[1] - b * y[2]], y0, ts)
+    sol = sciax.simulate(sciax.ode.lorenz(), jnp.asarray(y0), jnp.asarray(ts), LORENZ, **TIGHT)
+    np.testing.assert_allclose(np.asarray(sol.ys), ref, rtol=1e-8, atol=1e-8)
+    assert list(sol.to_xarray().data_vars) == ["x", "y", "z"]
+
+
+def test_lorenz_fixed_points_are_steady():
+    # C± = (±sqrt(b (r - 1)), ±sqrt(b (r - 1)), r - 1) are equilibria.
+    b, r = LORENZ["beta"], LORENZ["rho"]
+    c = np.sqrt(b * (r - 1.0))
+    for point in ([c, c, r - 1.0], [-c, -c, r - 1.0], [0.0, 0.0, 0.0]):
+        du = sciax.ode.lorenz().rhs(0.0, jnp.asarray(point), LORENZ)
+        np.testing.assert_allclose(np.asarray(du), 0.0, atol=1e-12)
+
+
+def _sir_numpy(beta, gamma):
+    def f(t, y):
+        s, i, r = y
+        n = s + i + r
+        return [-beta * s * i / n, beta * s * i / n - gamma * i, gamma * i]
+
+    return f
+
+
+@pytest.mark.parametrize("population", [1.0, 1e6], ids=["fractions", "counts"])
+def test_sir_vs_scipy_and_conservation(population):
+    beta, gamma = 0.5, 0.2
+    ts = np.linspace(0.0, 100.0, 51)
+    y0 = population * np.array([0.99, 0.01, 0.0])
+    ref = _scipy(_sir_numpy(beta, gamma), y0, ts)
+    sol = sciax.simulate(sciax.ode.sir(), jnp.asarray(y0), jnp.asarray(ts), {"beta": beta, "gamma": gamma}, **TIGHT)
+    ys = np.asarray(sol.ys)
+    np.testing.assert_allclose(ys, ref, rtol=1e-8, atol=1e-9 * population)
+    np.testing.assert_allclose(ys.sum(axis=1), population, rtol=1e-12)
+
+
+@pytest.mark.parametrize("r0", [1.5, 2.5, 4.0])
+def test_sir_final_size_relation(r0):
+    # Kermack–McKendrick: with N = 1 and R(0) = 0 the final size solves R = 1 - S0 exp(-R0 R).
+    gamma = 0.2
+    s0 = 1.0 - 1e-6
+    r_inf = brentq(lambda r: r - (1.0 - s0 * np.exp(-r0 * r)), 1e-3, 1.0)
+    sol = sciax.simulate(
+        sciax.ode.sir(),
+        jnp.array([s0, 1e-6, 0.0]),
+        jnp.array([0.0, 2000.0]),
+        {"beta": r0 * gamma, "gamma": gamma},
+        **TIGHT,
+    )
+    s, i, r = np.asarray(sol.ys[-1])
+    assert i < 1e-12  # the epidemic is over
+    np.testing.assert_allclose(r, r_inf, rtol=1e-8)
+
+
+def test_sir_cumulative_incidence_counts_entries_into_i():
+    beta, gamma = 0.5, 0.2
+    ts = np.linspace(0.0, 60.0, 61)
+    params = {"beta": beta, "gamma": gamma}
+    y0 = jnp.array([0.99, 0.01, 0.0, 0.0])
+    sol = sciax.simulate(sciax.ode.sir(incidence=True), y0, jnp.asarray(ts), params, **TIGHT)
+    s, i, r, c = np.asarray(sol.ys).T
+    # every infection leaves S: C(t) = S(0) - S(t), and new infections = dI + dR
+    np.testing.assert_allclose(c, 0.99 - s, atol=1e-12)
+    np.testing.assert_allclose(np.diff(c), np.diff(i) + np.diff(r), atol=1e-12)
+    # C does not feed back, but it enters the error norm, so the step sequence (and the
+    # round-off-level answer) differs: agreement is to the solver tolerance.
+    plain = sciax.simulate(sciax.ode.sir(), y0[:3], jnp.asarray(ts), params, **TIGHT)
+    np.testing.assert_allclose(np.asarray(plain.ys), np.asarray(sol.ys)[:, :3], rtol=1e-9, atol=1e-11)
+    assert list(sol.to_xarray().data_vars) == ["S", "I", "R", "C"]
+
+
+def test_seir_vs_scipy_and_incidence():
+    beta, sigma, gamma = 0.6, 0.25, 0.2
+    ts = np.linspace(0.0, 120.0, 61)
+    y0 = np.array([990.0, 5.0, 5.0, 0.0])
+
+    def f(t, y):
+        s, e, i, r = y
+        n = y.sum()
+        return [-beta * s * i / n, beta * s * i / n - sigma * e, sigma * e - gamma * i, gamma * i]
+
+    ref = _scipy(f, y0, ts)
+    params = {"beta": beta, "sigma": sigma, "gamma": gamma}
+    sol = sciax.simulate(
+        sciax.ode.seir(incidence=True), jnp.asarray(np.append(y0, 0.0)), jnp.asarray(ts), params, **TIGHT
+    )
+    ys = np.asarray(sol.ys)
+    np.testing.assert_allclose(ys[:, :4], ref, rtol=1e-8, atol=1e-7)
+    np.testing.assert_allclose(ys[:, :4].sum(axis=1), 1000.0, rtol=1e-12)
+    # C counts entries into I: C(t) = I(t) + R(t) - I(0) - R(0)
+    np.testing.assert_allclose(ys[:, 4], ys[:, 2] + ys[:, 3] - 5.0, atol=1e-8)
+
+
+def test_epidemic_models_differentiate_and_check_their_arguments():
+    # dR(T)/dbeta by reverse mode against a central difference of scipy solutions.
+    ts = jnp.array([0.0, 30.0])
+    y0 = jnp.array([0.99, 0.01, 0.0])
+
+    def r_end(beta):
+        return sciax.simulate(sciax.ode.sir(), y0, ts, {"beta": beta, "gamma": 0.2}, **TIGHT).ys[-1, 2]
+
+    def r_scipy(beta):
+        return _scipy(_sir_numpy(beta, 0.2), np.asarray(y0), np.asarray(ts))[-1, 2]
+
+    h = 1e-5
+    np.testing.assert_allclose(float(jax.grad(r_end)(0.5)), (r_scipy(0.5 + h) - r_scipy(0.5 - h)) / (2 * h), rtol=1e-6)
+    with pytest.raises(TypeError, match="incidence must be True or False"):
+        sciax.ode.seir(incidence="yes")

@@ -22,10 +22,12 @@ EXECUTED_PAGES = ["getting-started.md", "guides/custom-equation.md", "guides/cus
 
 # API page -> the module whose public names (`__all__`) it must render.
 API_PAGES = {
+    "api/grid.md": "sciax.grid",
     "api/ode.md": "sciax.ode",
     "api/pde.md": "sciax.pde",
     "api/pde-spectral.md": "sciax.pde.spectral",
     "api/pde-fd.md": "sciax.pde.fd",
+    "api/pde-waves.md": "sciax.pde.waves",
     "api/linalg.md": "sciax.linalg",
     "api/prob.md": "sciax.prob",
     "api/parallel.md": "sciax.parallel",

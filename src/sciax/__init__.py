@@ -5,7 +5,7 @@ your own `AbstractModel`) and returns a `Solution`; everything is an equinox
 Module, so it composes with `jax.jit`, `jax.vmap` and `jax.grad`.
 """
 
-from . import io, linalg, ode, parallel, pde, plot, prob
+from . import grid, io, linalg, ode, parallel, pde, plot, prob
 from ._labels import Labels
 from ._method import AbstractMethod
 from ._model import AbstractModel
@@ -20,6 +20,7 @@ __all__ = [
     "AbstractModel",
     "AbstractMethod",
     "Labels",
+    "grid",
     "ode",
     "pde",
     "linalg",

@@ -1,4 +1,4 @@
-"""The one-pass leapfrog step (`_fd_regions.split_evaluate`: interior from shifted slices, edge strips
+"""The one-pass leapfrog step (`sciax.grid.split_evaluate`: interior from shifted slices, edge strips
 from folded blocks) against the halo-padded step it replaces (float64)."""
 
 import jax
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sciax
-from sciax.pde._fd_regions import fits, split_evaluate
+from sciax.grid import fits, split_evaluate
 
 W = sciax.pde
 

@@ -16,7 +16,8 @@ what they lack for PDEs:
 - Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
 - lineax solvers usable anywhere lineax takes one: `MultigridSolver`, `DirectSolver`,
   `Preconditioned`, and `UnrolledLU` (small dense systems, fast under `vmap`; the
-  default stage solver of the Rosenbrock methods up to 12 states).
+  default stage solver of the Rosenbrock methods up to 12 states; `small_dense_solver(n)`
+  picks it or `lineax.LU()` by size).
 
 Implicit time steppers built on these are `sciax.pde.BackwardEuler` and
 `sciax.pde.CrankNicolson`.
@@ -30,7 +31,7 @@ from ._operator import GridOperator, diffusion_operator, laplacian_operator, ste
 from ._poisson import solve_fd_poisson
 from ._preconditioner import AbstractPreconditioner, Jacobi
 from ._solve import LinearSolveResult, solve
-from ._unrolled_lu import UnrolledLU
+from ._unrolled_lu import UnrolledLU, small_dense_solver
 
 __all__ = [
     "GridOperator",
@@ -52,4 +53,5 @@ __all__ = [
     "DirectSolver",
     "Preconditioned",
     "UnrolledLU",
+    "small_dense_solver",
 ]

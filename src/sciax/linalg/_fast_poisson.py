@@ -23,8 +23,8 @@ import numpy as np
 from jax.scipy.fft import dct, idct
 from jaxtyping import Array, Float
 
-from ..pde._fd_boundary import Dirichlet, Neumann, Periodic
-from ..pde._fd_stencils import central
+from ..grid import Dirichlet, Neumann, Periodic
+from ..grid.stencils import central
 from ._operator import GridOperator, _Laplacian
 from ._preconditioner import AbstractPreconditioner
 

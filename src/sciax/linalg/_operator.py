@@ -13,31 +13,29 @@ import numpy as np
 from jax.experimental import sparse as jsparse
 from jaxtyping import Array, ArrayLike, Float, PyTree
 
-from ..pde import fd
-from ..pde._fd_boundary import BoundaryHalo, Dirichlet, Neumann, Periodic, Sides, normalise_boundaries
-from ..pde._fd_stencils import check_order
-from ..pde._grid import Grid
+from ..grid import BoundaryHalo, Dirichlet, Grid, Neumann, Periodic, Sides, normalise_boundaries, stencils
+from ..grid.stencils import check_order
 from ._probe import probe_diagonal, probe_sparse
 
 DENSE_LIMIT = 16384  # largest size materialised densely (a 16384^2 float64 matrix is 2 GiB)
 
 
 class _Laplacian(eqx.Module):
-    """`fd.laplacian` as a stencil (a Module with static fields, so equal stencils hash equal)."""
+    """`sciax.pde.fd.laplacian` as a stencil (a Module with static fields, so equal stencils hash equal)."""
 
     order: int = eqx.field(static=True)
 
     def __call__(self, u, grid, halo, coeffs):
-        return fd.laplacian(u, grid, bc=halo, order=self.order)
+        return stencils.laplacian(u, grid, bc=halo, order=self.order)
 
 
 class _Diffusion(eqx.Module):
-    """`fd.diffusion`, `div(a grad u)`, with `coeffs["a"]` the coefficient."""
+    """`sciax.pde.fd.diffusion`, `div(a grad u)`, with `coeffs["a"]` the coefficient."""
 
     order: int = eqx.field(static=True)
 
     def __call__(self, u, grid, halo, coeffs):
-        return fd.diffusion(u, coeffs["a"], grid, bc=halo, order=self.order)
+        return stencils.diffusion(u, coeffs["a"], grid, bc=halo, order=self.order)
 
 
 def _homogeneous(sides: Sides, what: str) -> Sides:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jaxtyping import ArrayLike, Float
 
-from ..pde._grid import Grid
+from ..grid import Grid
 from ._operator import laplacian_operator
 from ._solve import LinearSolveResult, solve
 

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..pde._grid import Grid
+from ..grid import Grid
 
 
 def colour_moduli(grid: Grid, periodic: tuple[bool, ...], radius: int) -> tuple[int, ...]:

@@ -15,8 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..pde._fd_boundary import BoundaryHalo, Sides
-from ..pde._grid import Grid
+from ..grid import BoundaryHalo, Grid, Sides
 
 
 def can_coarsen(grid: Grid) -> bool:

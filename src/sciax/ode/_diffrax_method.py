@@ -55,8 +55,8 @@ class AbstractDiffraxMethod(AbstractMethod):
     # Also save the state where the solve stopped (SaveAt t1=True) on every solve, for
     # methods whose traced failure report needs the time reached. Others save it only
     # with an event, or when a failed solve is re-run to locate the failure: saving it
-    # costs an extra pass over the output of every solve (measured in
-    # benchmarks/ode_ensemble.py: 1.5x the run time of a 10,000-member ensemble).
+    # costs an extra pass over the output of every solve, which a large vmapped
+    # ensemble feels (benchmarks/ode_ensemble.py, "simulate vs diffeqsolve").
     saves_final: ClassVar[bool] = False
 
     @abc.abstractmethod

@@ -21,7 +21,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, PyTree
 
-from ..linalg._unrolled_lu import small_dense_solver
+from ..linalg import small_dense_solver
 from ._rosenbrock_tableaus import RosenbrockTableau
 
 # Iterative lineax solvers need only operator–vector products: with them the

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..pde import _fourier
+from ..grid import fourier
 from ._sharded_grid import ShardedGrid
 
 
@@ -121,7 +121,7 @@ def _shard_map(grid: ShardedGrid, fn, batch_ndim: int):
     return jax.shard_map(fn, mesh=grid.mesh, in_specs=spec, out_specs=spec, check_vma=False)
 
 
-@_fourier.forward_transform.register
+@fourier.forward_transform.register
 def _forward(grid: ShardedGrid, u):
     batch_ndim = u.ndim - grid.ndim
     if not _sharded_axes(grid, batch_ndim):
@@ -136,7 +136,7 @@ def _forward(grid: ShardedGrid, u):
     return out[..., : grid.shape[-1] // 2 + 1]
 
 
-@_fourier.inverse_transform.register
+@fourier.inverse_transform.register
 def _inverse(grid: ShardedGrid, u_hat):
     batch_ndim = u_hat.ndim - grid.ndim
     if not _sharded_axes(grid, batch_ndim):

@@ -9,8 +9,7 @@ import jax.numpy as jnp
 from jax import lax
 from jaxtyping import Array, ArrayLike, Float
 
-from ..pde._fd_boundary import AbstractHalo, BoundaryHalo, Periodic, Sides, edges_only
-from ..pde._grid import Grid
+from ..grid import AbstractHalo, BoundaryHalo, Grid, Periodic, Sides, edges_only
 
 
 def _take(u, axis: int, start: int, stop: int):

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh
 
-from ..pde._grid import Grid
+from ..grid import Grid
 
 _DEFAULT_NAMES = ("x", "y", "z")
 

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from jax.sharding import Mesh
 
 from .._model import AbstractModel
-from ..pde._fd_model import AbstractFDModel
-from ..pde._semilinear import SemilinearPDE
+from ..pde import AbstractFDModel, SemilinearPDE
 from ._sharded_model import ShardedModel
 
 

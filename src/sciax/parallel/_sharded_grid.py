@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import equinox as eqx
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from ..pde._grid import Grid
+from ..grid import Grid
 from ._mesh import resolve_axes, shard_sizes
 
 

@@ -16,12 +16,9 @@ from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
 from .._solution import Solution
-from ..pde._fd_boundary import BoundaryHalo
-from ..pde._fd_model import AbstractFDModel
-from ..pde._fixed_step import AbstractFixedStep
-from ..pde._grid import Grid
-from ..pde._semilinear import SemilinearPDE
-from ..pde._step_counts import step_counts
+from .._step_counts import step_counts
+from ..grid import BoundaryHalo, Grid
+from ..pde import AbstractFDModel, AbstractFixedStep, SemilinearPDE
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
 from ._mesh import resolve_axes, shard_sizes

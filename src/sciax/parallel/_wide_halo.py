@@ -25,11 +25,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..pde._fd_boundary import AbstractHalo, BoundaryHalo, Periodic, Sides, edges_only
-from ..pde._fd_rk4 import RK4
-from ..pde._fixed_step import AbstractFixedStep
-from ..pde._grid import Grid
-from ..pde._leapfrog import Leapfrog
+from ..grid import AbstractHalo, BoundaryHalo, Grid, Periodic, Sides, edges_only
+from ..pde import RK4, AbstractFixedStep, Leapfrog
 
 
 def step_reach(method, model) -> int | None:

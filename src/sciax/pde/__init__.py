@@ -13,32 +13,36 @@
   fixed-step methods `RK4(dt)`, `Leapfrog(dt)` (CFL-checked), implicit
   `BackwardEuler(dt)`, `CrankNicolson(dt)` (Newton–Krylov steps via `sciax.linalg`). Stencils and the FD
   equation catalogue are in `sciax.pde.fd`.
+
+The package is laid out by family on the `sciax.grid` floor: `pde.fd` (finite-difference
+models, `RK4`, implicit steppers), `pde.spectral` (`SemilinearPDE`, ETDRK/IFRK4/CNAB2),
+`pde.waves` (`AcousticWave`, `Leapfrog`); `AbstractFixedStep` is the shared fixed-step
+driver. `Grid` and the boundary conditions are `sciax.grid`'s, re-exported here.
 """
 
-from . import fd, spectral
-from ._acoustic import AcousticWave, ricker
-from ._cnab2 import CNAB2
-from ._etdrk import ETDRK1, ETDRK2, ETDRK4, AbstractETDRK
-from ._fd_boundary import (
+from ..grid import (
     CPML,
     AbstractAbsorbing,
     AbstractBoundary,
     AbstractHalo,
     BoundaryHalo,
     Dirichlet,
+    Grid,
     Neumann,
     Periodic,
     Sponge,
 )
-from ._fd_model import AbstractFDModel, FDModel
-from ._fd_rk4 import RK4
+from . import fd, spectral, waves
 from ._fixed_step import AbstractFixedStep
-from ._grid import Grid
-from ._ifrk4 import IFRK4
-from ._implicit_steppers import AbstractTheta, BackwardEuler, CrankNicolson
-from ._leapfrog import AbstractWaveModel, Leapfrog
-from ._semilinear import SemilinearPDE
-from ._spectral_stepper import AbstractSpectralStepper
+from .fd._implicit import AbstractTheta, BackwardEuler, CrankNicolson
+from .fd._model import AbstractFDModel, FDModel
+from .fd._rk4 import RK4
+from .spectral._cnab2 import CNAB2
+from .spectral._etdrk import ETDRK1, ETDRK2, ETDRK4, AbstractETDRK
+from .spectral._ifrk4 import IFRK4
+from .spectral._semilinear import SemilinearPDE
+from .spectral._stepper import AbstractSpectralStepper
+from .waves import AbstractWaveModel, AcousticWave, Leapfrog, ricker
 
 __all__ = [
     "Grid",
@@ -52,6 +56,7 @@ __all__ = [
     "AbstractSpectralStepper",
     "spectral",
     "fd",
+    "waves",
     "AbstractBoundary",
     "AbstractAbsorbing",
     "Periodic",

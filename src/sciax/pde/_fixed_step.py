@@ -13,7 +13,7 @@ from jaxtyping import Array, PyTree, Real
 
 from .._method import AbstractMethod
 from .._solution import Solution
-from ._step_counts import step_counts
+from .._step_counts import step_counts
 
 
 class AbstractFixedStep(AbstractMethod):

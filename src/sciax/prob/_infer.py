@@ -63,8 +63,8 @@ def infer(
       when parameters are correlated, as rates of an ODE usually are. Default
       (`None`): dense for a `SimulationModel` with at most `DENSE_MASS_MAX_DIM` (50)
       latent dimensions, diagonal otherwise (a dense matrix costs O(d^2) memory and
-      O(d^3) per adaptation). Measured on Lotka–Volterra (`benchmarks/nuts_settings.py`):
-      6x the ESS per second of the diagonal one, r-hat 1.001 vs 1.005.
+      O(d^3) per adaptation); `benchmarks/nuts_settings.py` measures the difference
+      (docs/choosing.md).
       `init_strategy`: `"map"` starts the chains at jittered copies of the best of
       16 L-BFGS-B optima of the log density from random starts (see
       `sciax.prob.map_initial_params`: no long warmup transient, which on ODE

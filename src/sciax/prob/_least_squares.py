@@ -20,8 +20,10 @@ import optimistix as optx
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, ArrayLike, Bool, Float, Int, PyTree
 
-import sciax
-
+from .. import ode
+from .._method import AbstractMethod
+from .._model import AbstractModel
+from .._simulate import simulate
 from ._param_usage import used_parameters
 from ._simulation_model import _takes_adjoint
 
@@ -68,7 +70,7 @@ class LeastSquaresResult(eqx.Module):
 
 
 def least_squares(
-    model: sciax.AbstractModel,
+    model: AbstractModel,
     y0: PyTree[ArrayLike],
     ts: ArrayLike,
     data: ArrayLike,
@@ -83,7 +85,7 @@ def least_squares(
     optimiser: optx.AbstractLeastSquaresSolver | None = None,
     max_iterations: int = 256,
     throw: bool = True,
-    method: sciax.AbstractMethod | None = None,
+    method: AbstractMethod | None = None,
     **options: Any,
 ) -> LeastSquaresResult:
     """Fit a simulation's parameters to data by least squares (Levenberg–Marquardt).
@@ -152,14 +154,14 @@ def least_squares(
 class _Residuals(eqx.Module):
     """The weighted residual function `z -> (prediction(p(z)) - data) / sigma` and its setting."""
 
-    model: sciax.AbstractModel
+    model: AbstractModel
     y0: Any
     ts: Float[Array, " N"]
     data: Float[Array, "T K"]
     weights: Float[Array, "T K"]
     start: dict[str, Array]
     fixed: dict[str, Any]
-    method: sciax.AbstractMethod | None = eqx.field(static=True)
+    method: AbstractMethod | None = eqx.field(static=True)
     options: tuple[tuple[str, Any], ...] = eqx.field(static=True)
     observe: tuple[int, ...] | Callable = eqx.field(static=True)
     prepend_t0: bool = eqx.field(static=True)
@@ -168,7 +170,7 @@ class _Residuals(eqx.Module):
 
     @classmethod
     def build(cls, model, y0, ts, data, params0, params, observe, t0, sigma, log_params, method, options):
-        if not isinstance(model, sciax.AbstractModel):
+        if not isinstance(model, AbstractModel):
             raise TypeError(f"{_FN}: model must be a sciax.AbstractModel, got {type(model).__name__}")
         times = _check_ts(ts)
         start = _check_params0(params0)
@@ -185,7 +187,7 @@ class _Residuals(eqx.Module):
         jac = "bwd" if "adjoint" in options else "fwd"
         if jac == "fwd" and _takes_adjoint(model, method):
             # jax.jacfwd through a diffrax solve needs its forward-mode adjoint.
-            options["adjoint"] = sciax.ode.ForwardMode()
+            options["adjoint"] = ode.ForwardMode()
         y0 = jax.tree_util.tree_map(lambda leaf: jnp.asarray(leaf, dtype=jnp.result_type(float)), y0)
         _check_used(model, y0, start, fixed)
         residuals = cls(
@@ -215,9 +217,7 @@ class _Residuals(eqx.Module):
     def predict(self, p: dict[str, Array]) -> tuple[Float[Array, "T K"], Bool[Array, ""]]:
         """The observed components at `ts`, and whether the solve succeeded."""
         params = {**self.fixed, **p}
-        sol = sciax.simulate(
-            self.model, self.y0, self.ts, params, method=self.method, throw=False, **dict(self.options)
-        )
+        sol = simulate(self.model, self.y0, self.ts, params, method=self.method, throw=False, **dict(self.options))
         ys = jax.tree_util.tree_map(lambda leaf: leaf[1:], sol.ys) if self.prepend_t0 else sol.ys
         prediction = self.observe(ys) if callable(self.observe) else ys[..., jnp.asarray(self.observe)]
         return prediction, jnp.all(sol.success)

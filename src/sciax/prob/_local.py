@@ -10,11 +10,14 @@ import jax.numpy as jnp
 import xarray as xr
 from jaxtyping import ArrayLike, PyTree
 
-import sciax
+from .._method import AbstractMethod
+from .._model import AbstractModel
+from .._simulate import simulate
+from .._solution import Solution
 
 
 def local_sensitivity(
-    model: sciax.AbstractModel,
+    model: AbstractModel,
     y0: PyTree[ArrayLike],
     ts: ArrayLike,
     params: Mapping[str, Any],
@@ -22,7 +25,7 @@ def local_sensitivity(
     wrt: Sequence[str] | None = None,
     relative: bool = False,
     mode: Literal["reverse", "forward"] = "reverse",
-    method: sciax.AbstractMethod | None = None,
+    method: AbstractMethod | None = None,
     **options: Any,
 ) -> xr.Dataset:
     """`d y(t) / d p` for every output time, state component and parameter `p` in `wrt`.
@@ -66,10 +69,10 @@ def local_sensitivity(
     chosen = {name: jnp.asarray(params[name], dtype=dtype) for name in wrt}
 
     def trajectory(p):
-        return sciax.simulate(model, y0, ts, {**params, **p}, method=method, **options).ys
+        return simulate(model, y0, ts, {**params, **p}, method=method, **options).ys
 
     jac_fn = jax.jacrev if mode == "reverse" else jax.jacfwd
-    sol = sciax.simulate(model, y0, ts, params, method=method, **options)
+    sol = simulate(model, y0, ts, params, method=method, **options)
     jac = jax.jit(jac_fn(trajectory))(chosen)  # ys-shaped pytree whose leaves are {name: d leaf / d name}
 
     ys_tree = jax.tree_util.tree_structure(sol.ys)
@@ -85,7 +88,7 @@ def local_sensitivity(
     stacked = ys_tree.unflatten([jnp.stack(column) for column in zip(*per_param)])
     n = len(wrt)
     # Reuse Solution.to_xarray for names, dims and coordinates, with parameters as the batch axis.
-    batch = sciax.Solution(
+    batch = Solution(
         ts=jnp.broadcast_to(sol.ts, (n,) + sol.ts.shape),
         ys=stacked,
         stats={},

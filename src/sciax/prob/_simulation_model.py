@@ -14,8 +14,10 @@ import numpyro
 import numpyro.distributions as dist
 from jaxtyping import Array, ArrayLike, Float
 
-import sciax
-
+from .. import ode
+from .._method import AbstractMethod
+from .._model import AbstractModel
+from .._simulate import simulate
 from ._forward_sensitivity import FORWARD_MAX_INPUTS, count_inputs, forward_sensitivity
 from ._likelihood import AbstractLikelihood, as_likelihood
 from ._param_usage import used_parameters
@@ -87,7 +89,7 @@ class SimulationModel(eqx.Module):
       study: sampling 10.2 s instead of 23.8 s, compilation 6.7 s instead of 7.1 s).
     """
 
-    model: sciax.AbstractModel
+    model: AbstractModel
     times: Float[Array, " T"]
     priors: dict[str, dist.Distribution]
     params: dict[str, Any]
@@ -98,13 +100,13 @@ class SimulationModel(eqx.Module):
     observe: tuple[int, ...] | Callable = eqx.field(static=True)
     observed_names: tuple[str, ...] = eqx.field(static=True)
     state_names: tuple[str, ...] | None = eqx.field(static=True)
-    method: sciax.AbstractMethod | None = eqx.field(static=True)
+    method: AbstractMethod | None = eqx.field(static=True)
     options: tuple[tuple[str, Any], ...] = eqx.field(static=True)
     sensitivity: str = eqx.field(static=True)
 
     def __init__(
         self,
-        model: sciax.AbstractModel,
+        model: AbstractModel,
         times: ArrayLike,
         *,
         priors: Mapping[str, dist.Distribution],
@@ -114,11 +116,11 @@ class SimulationModel(eqx.Module):
         observe: Sequence[str | int] | Callable | None = None,
         observed_names: Sequence[str] | None = None,
         t0: float | None = None,
-        method: sciax.AbstractMethod | None = None,
+        method: AbstractMethod | None = None,
         sensitivity: str = "auto",
         **options: Any,
     ):
-        if not isinstance(model, sciax.AbstractModel):
+        if not isinstance(model, AbstractModel):
             raise TypeError(f"SimulationModel: model must be a sciax.AbstractModel, got {type(model).__name__}")
         self.model = model
         self.times = _check_times(times)
@@ -186,8 +188,8 @@ class SimulationModel(eqx.Module):
         ts = jnp.concatenate([jnp.array([self.t0]), self.times]) if self.prepend_t0 else self.times
         options = dict(self.options)
         if self.sensitivity == "forward" and _takes_adjoint(self.model, self.method):
-            options["adjoint"] = sciax.ode.ForwardMode()
-        sol = sciax.simulate(self.model, y0, ts, params, method=self.method, throw=False, **options)
+            options["adjoint"] = ode.ForwardMode()
+        sol = simulate(self.model, y0, ts, params, method=self.method, throw=False, **options)
         ys = jax.tree_util.tree_map(lambda leaf: leaf[1:], sol.ys) if self.prepend_t0 else sol.ys
         prediction = self.observe(ys) if callable(self.observe) else ys[..., jnp.asarray(self.observe)]
         return prediction, jnp.all(sol.success)
@@ -303,15 +305,15 @@ def _predict_compiled(model: SimulationModel, params, y0):
     return model._predict_differentiable(params, y0)
 
 
-def _inference_method(model: sciax.AbstractModel) -> sciax.AbstractMethod | None:
+def _inference_method(model: AbstractModel) -> AbstractMethod | None:
     """The default method for inference: the model's, with Tsit5's stages unrolled for small states."""
     method = model.default_method()
-    if type(method) is sciax.ode.Tsit5 and method.unroll is False:
-        return sciax.ode.Tsit5(unroll=None)
+    if type(method) is ode.Tsit5 and method.unroll is False:
+        return ode.Tsit5(unroll=None)
     return None
 
 
-def _takes_adjoint(model: sciax.AbstractModel, method: sciax.AbstractMethod | None) -> bool:
+def _takes_adjoint(model: AbstractModel, method: AbstractMethod | None) -> bool:
     """Whether the method that will run has an `adjoint=` option (the diffrax-based ODE methods)."""
     method = model.default_method() if method is None else method
     return "adjoint" in inspect.signature(method.solve).parameters

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from ._bounds import check_bounds, missing_parameter_error
+from ._bounds import check_bounds
 from ._evaluate import evaluate_samples
 from ._output import output_coords as _coords
 from ._output import output_dims as _output_dims
@@ -72,13 +72,7 @@ def sobol_indices(
     except ValueError as err:
         raise ValueError(f"sobol_indices: {err}") from None
     d, n = len(names), num_samples
-    try:
-        out = evaluate_samples(fn, rows, names, chunk_size=chunk_size, who="sobol_indices")
-    except KeyError as err:
-        clear = missing_parameter_error(err, names, "sobol_indices")
-        if clear is None:
-            raise
-        raise clear from err
+    out = evaluate_samples(fn, rows, names, chunk_size=chunk_size, who="sobol_indices")
     out_shape = out.shape[1:]
     f = out.reshape(d + 2, n, -1).astype(np.float64)
     terms = _terms(f[0], f[1], f[2:])

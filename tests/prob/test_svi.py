@@ -89,3 +89,35 @@ def test_a_too_short_run_warns_and_can_raise():
 def test_on_nonconvergence_is_checked():
     with pytest.raises(ValueError, match="on_nonconvergence must be 'warn' or 'raise', got 'ignore'"):
         sciax.prob.infer(decay_model(), OBS, method="svi", on_nonconvergence="ignore")
+
+
+def test_default_settings_converge_on_an_seir_fit():
+    # The case that prompted the convergence check: with the old defaults (constant Adam step 0.01,
+    # 2,000 steps from the prior median) SVI stopped at beta 1.17, gamma 0.54 with no warning.
+    import jax.numpy as jnp
+    import numpyro.distributions as dist
+
+    truth = {"beta": 0.6, "sigma": 0.25, "gamma": 0.2}
+    ts = jnp.arange(2.0, 61.0, 4.0)
+    y0 = jnp.array([0.99, 0.0, 0.01, 0.0])
+    exact = sciax.simulate(sciax.ode.seir(), y0, jnp.concatenate([jnp.zeros(1), ts]), truth, rtol=1e-10, atol=1e-12)
+    noise = np.exp(0.1 * np.random.default_rng(0).standard_normal((ts.size, 1)))
+    model = sciax.prob.SimulationModel(
+        sciax.ode.seir(),
+        ts,
+        priors={"beta": dist.LogNormal(0.0, 1.0), "gamma": dist.LogNormal(jnp.log(0.3), 1.0)},
+        params={"sigma": 0.25},
+        y0=y0,
+        t0=0.0,
+        observe=["I"],
+        likelihood=sciax.prob.LogNormalLikelihood(0.1),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sciax.prob.ConvergenceWarning)
+        result = sciax.prob.infer(
+            model, np.asarray(exact.ys[1:, 2:3]) * noise, method="svi", posterior_predictive=False, log_likelihood=False
+        )
+    posterior = _arviz.group(result, "posterior")
+    for name in ("beta", "gamma"):
+        mean, sd = float(posterior[name].mean()), float(posterior[name].std())
+        assert abs(mean - truth[name]) < 4 * sd and sd < 0.05 * truth[name], (name, mean, sd)

@@ -97,6 +97,13 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
     n_max = max(counts)
     unroll = method.scan_unroll
 
+    carry = method.init(model, y0, params)
+    # Saving whole fields, the scan writes the initial output too (as interval 0, taking no steps):
+    # concatenating it afterwards would copy all of ys once more. Small outputs (seismograms) are
+    # concatenated instead: the cond doubles what reverse mode stores per interval.
+    size = lambda tree: sum(a.size for a in jax.tree_util.tree_leaves(tree))  # noqa: E731
+    in_place = size(jax.eval_shape(lambda c: method.observe(model, c, params, save), carry)) * 4 >= size(carry)
+
     def one(carry, t):
         return method.step(model, carry, t, params), None
 
@@ -137,12 +144,6 @@ def _run(method: AbstractFixedStep, model, y0, ts, params, counts, save, throw):
             carry = steps(carry, t0, n_max, None if uniform else n)
         return carry, observe(carry)
 
-    carry = method.init(model, y0, params)
-    # Saving whole fields, the scan writes the initial output too (as interval 0, taking no steps):
-    # concatenating it afterwards would copy all of ys once more. Small outputs (seismograms) are
-    # concatenated instead: the cond doubles what reverse mode stores per interval.
-    size = lambda tree: sum(a.size for a in jax.tree_util.tree_leaves(tree))  # noqa: E731
-    in_place = size(jax.eval_shape(lambda c: method.observe(model, c, params, save), carry)) * 4 >= size(carry)
     ts_t = ts.astype(t_dtype)
     t0s, ns, lives = ts_t[:-1], jnp.asarray(counts), jnp.ones(len(counts), bool)
     if in_place:

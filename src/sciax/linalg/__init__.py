@@ -13,6 +13,9 @@ what they lack for PDEs:
   periodic; also `method="multigrid"`), `FastPoisson` (exact inverse).
 - Fast direct solvers: `FastPoisson` / `solve_fd_poisson` (FFT periodic, DST Dirichlet,
   DCT Neumann). The spectral periodic solve is `sciax.pde.spectral.solve_poisson`.
+- Sparse Jacobians: `sparse_jacobian(fn, x, pattern)` (one `jvp` per colour of
+  `column_colouring(pattern)`, a `BCOO`), `stencil_pattern` (the pattern of an FD
+  right-hand side), `check_sparsity_pattern`.
 - Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
 - lineax solvers usable anywhere lineax takes one: `MultigridSolver`, `DirectSolver`,
   `Preconditioned`, and `UnrolledLU` (small dense systems, fast under `vmap`; the
@@ -31,6 +34,7 @@ from ._operator import GridOperator, diffusion_operator, laplacian_operator, ste
 from ._poisson import solve_fd_poisson
 from ._preconditioner import AbstractPreconditioner, Jacobi
 from ._solve import LinearSolveResult, solve
+from ._sparse_jacobian import check_sparsity_pattern, column_colouring, sparse_jacobian, stencil_pattern
 from ._unrolled_lu import UnrolledLU, small_dense_solver
 
 __all__ = [
@@ -54,4 +58,8 @@ __all__ = [
     "Preconditioned",
     "UnrolledLU",
     "small_dense_solver",
+    "sparse_jacobian",
+    "column_colouring",
+    "check_sparsity_pattern",
+    "stencil_pattern",
 ]

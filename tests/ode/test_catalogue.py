@@ -132,3 +132,17 @@ def test_epidemic_models_differentiate_and_check_their_arguments():
     np.testing.assert_allclose(float(jax.grad(r_end)(0.5)), (r_scipy(0.5 + h) - r_scipy(0.5 - h)) / (2 * h), rtol=1e-6)
     with pytest.raises(TypeError, match="incidence must be True or False"):
         sciax.ode.seir(incidence="yes")
+
+
+def test_sir_vmaps_over_initial_states_and_params_like_single_solves():
+    ts = jnp.linspace(0.0, 40.0, 5)
+    y0s = jnp.array([[0.99, 0.01, 0.0], [0.9, 0.1, 0.0]])
+    betas = jnp.array([0.4, 0.7])
+
+    def run(y0, beta):
+        return sciax.simulate(sciax.ode.sir(), y0, ts, {"beta": beta, "gamma": 0.2}, **TIGHT).ys
+
+    batched = jax.jit(jax.vmap(run))(y0s, betas)
+    for k in range(2):
+        ref = _scipy(_sir_numpy(float(betas[k]), 0.2), np.asarray(y0s[k]), np.asarray(ts))
+        np.testing.assert_allclose(np.asarray(batched[k]), ref, rtol=1e-8, atol=1e-10)

@@ -128,25 +128,11 @@ class AbstractDiffraxMethod(AbstractMethod):
                 f"simulate: event must be a function cond(t, y, params) -> scalar, got {type(event).__name__}"
             )
 
+        setup = (self, model, y0, ts, params, rtol, atol, dt0, max_steps, adaptive, adjoint, event, dense, progress)
+
         def run(save_final: bool):
             try:
-                return _integrate(
-                    self,
-                    model,
-                    y0,
-                    ts,
-                    params,
-                    rtol,
-                    atol,
-                    dt0,
-                    max_steps,
-                    adaptive,
-                    adjoint,
-                    event,
-                    dense,
-                    progress,
-                    save_final,
-                )
+                return _integrate(*setup, save_final)
             except TypeError as err:
                 if "forward-mode" in str(err) and "custom_vjp" in str(err):
                     raise TypeError(_JVP_HINT) from err

@@ -4,6 +4,9 @@ state for fitting case counts."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import equinox as eqx
 import jax.numpy as jnp
 
 from ._catalogue import scalars
@@ -18,9 +21,28 @@ _LONG_NAMES = {
 }
 
 
-def _check_incidence(incidence, name: str) -> None:
+class _Compartmental(eqx.Module):
+    """`flows(y, p) -> (derivatives, new cases)` as a right-hand side, optionally appending the new
+    cases as the derivative of a cumulative state `C` (hashable: it is a static field of the ODE)."""
+
+    flows: Callable = eqx.field(static=True)
+    incidence: bool = eqx.field(static=True)
+
+    def __call__(self, t, y, p):
+        derivatives, cases = self.flows(y, p)
+        return jnp.stack([*derivatives, cases] if self.incidence else derivatives, axis=-1)
+
+
+def _model(name: str, flows: Callable, compartments: tuple[str, ...], params: tuple[str, ...], incidence) -> ODE:
     if not isinstance(incidence, bool):
         raise TypeError(f"{name}: incidence must be True or False, got {incidence!r}")
+    names = (*compartments, "C") if incidence else compartments
+    return ODE(
+        _Compartmental(flows, incidence),
+        names=names,
+        long_names={n: _LONG_NAMES[n] for n in names},
+        param_shapes=scalars(name, *params),
+    )
 
 
 def _sir_flows(y, p):
@@ -28,16 +50,6 @@ def _sir_flows(y, p):
     infection = p["beta"] * s * i / (s + i + r)
     recovery = p["gamma"] * i
     return [-infection, infection - recovery, recovery], infection
-
-
-def _sir(t, y, p):
-    derivatives, _ = _sir_flows(y, p)
-    return jnp.stack(derivatives, axis=-1)
-
-
-def _sir_incidence(t, y, p):
-    derivatives, infection = _sir_flows(y, p)
-    return jnp.stack([*derivatives, infection], axis=-1)
 
 
 def sir(*, incidence: bool = False) -> ODE:
@@ -54,14 +66,7 @@ def sir(*, incidence: bool = False) -> ODE:
     over each output interval, the quantity case counts usually measure. It does
     not enter the other equations.
     """
-    _check_incidence(incidence, "sir")
-    names = ("S", "I", "R", "C") if incidence else ("S", "I", "R")
-    return ODE(
-        _sir_incidence if incidence else _sir,
-        names=names,
-        long_names={n: _LONG_NAMES[n] for n in names},
-        param_shapes=scalars("sir", "beta", "gamma"),
-    )
+    return _model("sir", _sir_flows, ("S", "I", "R"), ("beta", "gamma"), incidence)
 
 
 def _seir_flows(y, p):
@@ -70,16 +75,6 @@ def _seir_flows(y, p):
     onset = p["sigma"] * e
     recovery = p["gamma"] * i
     return [-infection, infection - onset, onset - recovery, recovery], onset
-
-
-def _seir(t, y, p):
-    derivatives, _ = _seir_flows(y, p)
-    return jnp.stack(derivatives, axis=-1)
-
-
-def _seir_incidence(t, y, p):
-    derivatives, onset = _seir_flows(y, p)
-    return jnp.stack([*derivatives, onset], axis=-1)
 
 
 def seir(*, incidence: bool = False) -> ODE:
@@ -95,11 +90,4 @@ def seir(*, incidence: bool = False) -> ODE:
     (`C' = sigma E`, entries into `I`; start it at 0), whose differences over the
     output intervals are the incidence that case counts measure.
     """
-    _check_incidence(incidence, "seir")
-    names = ("S", "E", "I", "R", "C") if incidence else ("S", "E", "I", "R")
-    return ODE(
-        _seir_incidence if incidence else _seir,
-        names=names,
-        long_names={n: _LONG_NAMES[n] for n in names},
-        param_shapes=scalars("seir", "beta", "sigma", "gamma"),
-    )
+    return _model("seir", _seir_flows, ("S", "E", "I", "R"), ("beta", "sigma", "gamma"), incidence)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._param_spec import ParamSpec
-from ._catalogue import robertson
+from ._catalogue import robertson, scalars
 from ._ode import ODE
 
 # POLLU rate constants k1..k25 (Verwer 1994, as in the test set), in 1/min or 1/(ppm min).
@@ -70,7 +70,7 @@ def hires() -> ODE:
     Standard setup: `y0 = [1, 0, 0, 0, 0, 0, 0, 0.0057]`, `t ∈ [0, 321.8122]`;
     the rate constants are fixed: no params (pass `None`).
     """
-    return ODE(_hires, names=tuple(f"y{i}" for i in range(1, 9)), param_shapes=ParamSpec.build({}, "sciax.ode.hires()"))
+    return ODE(_hires, names=tuple(f"y{i}" for i in range(1, 9)), param_shapes=scalars("hires"))  # none
 
 
 def pollu_terms(y, k) -> list:

@@ -9,7 +9,6 @@ declares its params, so `sciax.simulate` names a missing or misshapen one.
 
 from __future__ import annotations
 
-from ..._param_spec import ParamSpec
 from ...grid import Grid
 from ...grid.fourier import derivative_symbol, to_physical, to_spectral
 from ._reaction import scalar_params
@@ -76,7 +75,7 @@ def kuramoto_sivashinsky(grid: Grid, *, dealias: bool | float = True, bc=None) -
         nonlinear_spectral=_burgers_nonlinear,
         dealias=dealias,
         bc=bc,
-        param_shapes=ParamSpec.build({}, "sciax.pde.spectral.kuramoto_sivashinsky()"),
+        param_shapes=scalar_params("kuramoto_sivashinsky"),  # none
     )
 
 
@@ -101,5 +100,5 @@ def kdv(grid: Grid, *, dealias: bool | float = True, bc=None) -> SemilinearPDE:
         nonlinear_spectral=_kdv_nonlinear,
         dealias=dealias,
         bc=bc,
-        param_shapes=ParamSpec.build({}, "sciax.pde.spectral.kdv()"),
+        param_shapes=scalar_params("kdv"),  # none
     )

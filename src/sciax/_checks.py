@@ -7,7 +7,6 @@ concrete and fall back to `equinox.error_if` when they are traced.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 
 import equinox as eqx
@@ -18,7 +17,8 @@ import numpy as np
 _SCALARS = (bool, int, float, complex, np.generic)
 
 
-def _is_concrete(x) -> bool:
+def is_concrete(x) -> bool:
+    """Not a tracer: the value is known now (outside `jit`/`vmap`/`grad`, or a static constant)."""
     return not isinstance(x, jax.core.Tracer)
 
 
@@ -86,7 +86,7 @@ def check_ts(ts):
     `jax.jit`, where every `jnp` operation returns a tracer."""
     if not isinstance(ts, (jax.Array, np.ndarray, list, tuple)):
         raise TypeError(f"simulate: ts must be a 1-D array of output times, got {type(ts).__name__}")
-    concrete = _is_concrete(ts)
+    concrete = is_concrete(ts)
     if concrete:
         ts = np.asarray(ts)
         if not np.issubdtype(ts.dtype, np.floating):
@@ -126,7 +126,7 @@ def check_params(params):
 def check_positive(name: str, value):
     if value is None:
         return value
-    if _is_concrete(value):
+    if is_concrete(value):
         if not np.all(np.asarray(value) > 0):
             raise ValueError(f"simulate: {name} must be > 0, got {value}")
         return value
@@ -156,9 +156,8 @@ def check_rhs_structure(rhs: Callable, t0, y0, params, *, what: str = "vector fi
 
 
 def check_options(method, options: dict):
-    """Every option must be a keyword-only argument of `method.solve`."""
-    params = inspect.signature(method.solve).parameters
-    accepted = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    """Every option must be one the method declares (`AbstractMethod.options`)."""
+    accepted = tuple(method.options)
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise TypeError(

@@ -1,7 +1,5 @@
 """`AbstractMethod`: the base of every time-integration method."""
 
-from __future__ import annotations
-
 import abc
 from typing import TYPE_CHECKING, Any
 
@@ -16,18 +14,27 @@ if TYPE_CHECKING:
 class AbstractMethod(eqx.Module):
     """How to advance an `AbstractModel` in time.
 
-    Concrete methods implement `solve`, whose keyword-only arguments are the
-    options `sciax.simulate` accepts for this method (checked by name, so a
-    misspelt option is an error rather than silently ignored).
+    Concrete methods implement `solve` and declare `options`: the names of the
+    keyword options `solve` accepts, in the order error messages list them.
+    `sciax.simulate` checks every option against `options` before the solve, so a
+    misspelt option is an error naming it rather than silently ignored, and
+    wrappers that forward `**options` to another method declare that method's
+    names instead of restating its signature. Base classes declare the set their
+    subclasses share (`sciax.ode.AbstractDiffraxMethod`,
+    `sciax.pde.AbstractFixedStep`, ...); a subclass that adds an option extends it.
     """
+
+    # Not under `from __future__ import annotations`: equinox reads this annotation as a
+    # class-level declaration only when it is not a string.
+    options: eqx.AbstractClassVar[tuple[str, ...]]
 
     @abc.abstractmethod
     def solve(
         self,
-        model: AbstractModel,
+        model: "AbstractModel",
         y0: PyTree[Array],
         ts: Real[Array, " T"],
         params: PyTree,
         **options: Any,
-    ) -> Solution:
+    ) -> "Solution":
         """Integrate `model` from `ts[0]` and return the state at every time in `ts`."""

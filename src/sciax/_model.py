@@ -20,9 +20,11 @@ class AbstractModel(eqx.Module):
     """A dynamical system `dy/dt = rhs(t, y, params)`.
 
     Subclasses define `rhs` and `default_method`. Structure that a specialised
-    method can exploit is exposed through optional hooks: `imex_split` (explicit
-    and implicit parts, for IMEX methods) and, in later model families, a stiff
-    linear part. `labels` names the state for `Solution.to_xarray`.
+    method can exploit is exposed through optional hooks, each with a neutral
+    default: `imex_split` (explicit and implicit parts, for IMEX methods),
+    `jacobian_sparsity` (for sparse stiff solves), `spectral_radius` (stable
+    explicit steps) and `check_state`. `labels` names the state for
+    `Solution.to_xarray`.
 
     A model holds its configuration (functions, grids, names) as static fields;
     anything to be differentiated or batched over goes in `params`.
@@ -40,9 +42,32 @@ class AbstractModel(eqx.Module):
         """`(explicit, implicit)` right-hand sides summing to `rhs`, or `None`."""
         return None
 
+    def jacobian_sparsity(self, y0: PyTree[Array]):
+        """The structural nonzeros of `∂rhs/∂y` over the flattened state, or `None` if unknown.
+
+        A scipy sparse matrix (or anything `sciax.linalg.SparsityPattern` takes) of
+        shape `(n, n)`, `n` the size of `ravel_pytree(y0)`. Stiff methods asked for
+        `jacobian="sparse"` use it to build the Jacobian from a few `jvp`s and
+        factorise it sparsely; finite-difference models know it from their stencil.
+        """
+        del y0
+        return None
+
     def labels(self) -> Labels:
         """Names, units and coordinates of the state, for `Solution.to_xarray`."""
         return Labels()
+
+    def check_state(self, y: PyTree[Array], what: str = "the state") -> None:
+        """Raise `TypeError`/`ValueError` if `y` is not a state of this model (default: accept
+        anything). Fixed-step methods call it on `y0` at trace time."""
+        del y, what
+
+    def spectral_radius(self, params: PyTree) -> tuple[Array, Array] | None:
+        """Upper bounds `(diffusive, oscillatory)` on the real and imaginary parts of the
+        eigenvalues of `rhs`'s Jacobian (1/time), or `None` if unknown: explicit fixed-step
+        methods (`sciax.pde.RK4`) check their step against them."""
+        del params
+        return None
 
     def check_params(self, params: PyTree) -> None:
         """Raise `TypeError`/`ValueError` if `params` is not what `rhs` expects.

@@ -35,8 +35,8 @@ def simulate(
     - `method`: an `AbstractMethod` instance such as `sciax.ode.Tsit5()`; defaults
       to `model.default_method()`.
     - `**options`: forwarded to `method.solve` (e.g. `rtol`, `atol`, `dt0`,
-      `max_steps`, `adjoint`, `event`, `dense`, `progress`, `throw`); unknown
-      names raise `TypeError`.
+      `max_steps`, `adjoint`, `event`, `dense`, `progress`, `throw`); a name the
+      method does not declare in `method.options` raises `TypeError`.
 
     **Returns:** a `sciax.Solution`; every leaf of `ys` has time as its leading axis.
 

@@ -1,9 +1,9 @@
 """Fixed steps: `check_dt` and `check_checkpoint` (the configuration of every fixed-step
 method) and `step_counts` (how many steps of size `dt` fit each interval of the output times).
 
-Shared by every fixed-step driver (`AbstractFixedStep`: RK4, Leapfrog; and
-`AbstractSpectralStepper`: ETDRK, IFRK4, CNAB2), which fix the number of steps
-at trace time.
+Shared by every fixed-step method (the driver `sciax.pde.AbstractFixedStepMethod` runs RK4,
+Leapfrog, the implicit steppers and ETDRK/IFRK4/CNAB2), which fix the number of steps at trace
+time. Every function takes the method's name first.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def check_checkpoint(name: str, checkpoint) -> int | None:
     return int(checkpoint)
 
 
-def step_counts(ts, dt: float, name: str) -> tuple[int, ...]:
+def step_counts(name: str, ts, dt: float) -> tuple[int, ...]:
     """Steps per interval of the concrete output times `ts`; `ValueError` unless each is a whole number.
 
     `name` (the method) goes into the messages. An interval counts as whole when it is within

@@ -108,3 +108,34 @@ def test_bad_patterns_are_named():
         la.sparse_jacobian(f, x, np.ones(20))
     with pytest.raises(ValueError, match=r"periodic needs one entry per axis"):
         la.stencil_pattern(Grid((4, 4), 1.0), 1, (True,))
+
+
+def test_detection_finds_exactly_the_stencil_patterns():
+    # A hand-written jnp.roll stencil (two coupled fields, periodic 2-D) and an FD model's own tendency.
+    n = 6
+
+    def rolled(z):
+        u, v = z.reshape(2, n, n)
+        lap = lambda w: jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1) + jnp.roll(w, -1, 1) - 4 * w  # noqa: E731
+        return jnp.concatenate([(lap(u) + u * u * v).ravel(), (lap(v) - u * u * v).ravel()])
+
+    z = jnp.asarray(np.random.default_rng(1).random(2 * n * n) + 0.5)
+    found = la.detect_sparsity(rolled, z, chunk=32)
+    want = la.stencil_pattern(Grid((n, n), 1.0), 1, True, fields=2)
+    # Laplacians couple u-u and v-v over the star; the reaction couples u and v at a point only.
+    point = sp.kron(np.ones((2, 2), bool), sp.identity(n * n, dtype=bool))
+    star = sp.kron(sp.identity(2, dtype=bool), want[: n * n, : n * n])
+    np.testing.assert_array_equal(found.toarray(), (point + star).toarray())
+
+    grid = Grid((10,), 0.1)
+    model = fd.heat(grid, bc=Dirichlet(0.0))
+    u0 = jnp.asarray(np.random.default_rng(2).random(10))
+    found = la.detect_sparsity(lambda u: model.rhs(0.0, u, {"D": 1.0}), u0)
+    np.testing.assert_array_equal(found.toarray(), model.jacobian_sparsity(u0).toarray())
+
+
+def test_detection_bad_input_is_named():
+    with pytest.raises(ValueError, match="1-D array of states"):
+        la.detect_sparsity(lambda x: x, jnp.ones((2, 2)))
+    with pytest.raises(ValueError, match="num_probes"):
+        la.detect_sparsity(lambda x: x, jnp.ones(3), num_probes=0)

@@ -73,7 +73,7 @@ def test_rk4_cfl_error_states_limit():
     with pytest.raises(ValueError, match=f"largest stable dt is {limit:.6g}"):
         sciax.simulate(model, jnp.zeros(32), jnp.array([0.0, 0.1]), {"D": 1.0}, method=sciax.pde.RK4(0.1))
     # Under jit (traced params) the check runs at run time.
-    check = jax.jit(lambda p: sciax.pde.RK4(0.1)._check_cfl(model, p, jnp.zeros(32)))
+    check = jax.jit(lambda p: sciax.pde.RK4(0.1).check_stable_step(model, p, jnp.zeros(32)))
     with pytest.raises(Exception, match="CFL"):
         jax.block_until_ready(check({"D": 1.0}))
 

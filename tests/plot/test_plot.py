@@ -283,3 +283,14 @@ def test_posterior_pairs_bad_input():
 
 def test_sobol_bars_is_the_prob_helper():
     assert plot.sobol_bars is sciax.prob.plot_sobol
+
+
+def test_sobol_bars_bad_input_names_the_helper():
+    with pytest.raises(TypeError, match=r"^sobol_bars: indices must be the Dataset returned by sciax.prob.sobol"):
+        plot.sobol_bars(xr.Dataset())
+
+
+def test_shot_gather_is_also_published_as_seismograms():
+    assert plot.seismograms is plot.shot_gather
+    with pytest.raises(ValueError, match=r"^shot_gather: clip must be a quantile"):
+        plot.shot_gather(gather(), clip=2.0)

@@ -19,6 +19,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, Float
 
 from ._grid import Grid
+from ._regions import take
 
 
 class AbstractBoundary(eqx.Module):
@@ -268,22 +269,16 @@ class BoundaryHalo(AbstractHalo):
             if width > n:
                 raise ValueError(f"halo: width {width} exceeds the {n} points along axis {axis}")
             if isinstance(low, Periodic):
-                u = jnp.concatenate([_take(u, axis, n - width, n), u, _take(u, axis, 0, width)], axis=axis)
+                u = jnp.concatenate([take(u, axis, n - width, n), u, take(u, axis, 0, width)], axis=axis)
                 continue
             dx = self.grid.spacing[axis]
             shape = [1] * u.ndim
             shape[axis] = width
             odd = jnp.asarray(2 * np.arange(width) + 1, u.dtype).reshape(shape)  # 2m+1 for ghost m = 0..width-1
-            lo = low.ghost(jnp.flip(_take(u, axis, 0, width), axis), jnp.flip(odd, axis), dx, t, flux=flux)
-            hi = high.ghost(jnp.flip(_take(u, axis, n - width, n), axis), odd, dx, t, flux=flux)
+            lo = low.ghost(jnp.flip(take(u, axis, 0, width), axis), jnp.flip(odd, axis), dx, t, flux=flux)
+            hi = high.ghost(jnp.flip(take(u, axis, n - width, n), axis), odd, dx, t, flux=flux)
             u = jnp.concatenate([lo.astype(u.dtype), u, hi.astype(u.dtype)], axis=axis)
         return u
-
-
-def _take(u, axis: int, start: int, stop: int):
-    index = [slice(None)] * u.ndim
-    index[axis] = slice(start, stop)
-    return u[tuple(index)]
 
 
 def as_halo(grid: Grid, bc) -> AbstractHalo:

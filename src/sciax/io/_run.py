@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import time
@@ -105,7 +104,7 @@ def run(
     ckpt_path = _checkpoint_path(checkpoint, output)
     _check_paths(output=(output, True), checkpoint=(ckpt_path, False), netcdf=(netcdf, False))
     zarr_module()  # a clear ImportError before anything is written
-    if "throw" not in options and "throw" in inspect.signature(method.solve).parameters:
+    if "throw" not in options and "throw" in method.options:
         options["throw"] = False  # record failure per chunk and stop cleanly, rather than raise mid-solve
     n_chunks = math.ceil((len(ts) - 1) / chunk)
     fp = fingerprint(model=model, method=method, params=params, y0=y0, ts=ts, chunk=int(chunk), options=options)

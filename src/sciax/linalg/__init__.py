@@ -15,7 +15,10 @@ what they lack for PDEs:
   DCT Neumann). The spectral periodic solve is `sciax.pde.spectral.solve_poisson`.
 - Sparse Jacobians: `sparse_jacobian(fn, x, pattern)` (one `jvp` per colour of
   `column_colouring(pattern)`, a `BCOO`), `stencil_pattern` (the pattern of an FD
-  right-hand side), `check_sparsity_pattern`.
+  right-hand side), `check_sparsity_pattern`, `SparsityPattern` (hashable, static),
+  `detect_sparsity` (numerical, from `jvp`s at random states).
+- Sparse direct solves: `sparse_solve(values, b, pattern)` with `SparseLU` (SuperLU on
+  the host, factorisations memoised by value, differentiable, `vmap`-able).
 - Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
 - lineax solvers usable anywhere lineax takes one: `MultigridSolver`, `DirectSolver`,
   `Preconditioned`, and `UnrolledLU` (small dense systems, fast under `vmap`; the
@@ -35,6 +38,9 @@ from ._poisson import solve_fd_poisson
 from ._preconditioner import AbstractPreconditioner, Jacobi
 from ._solve import LinearSolveResult, solve
 from ._sparse_jacobian import check_sparsity_pattern, column_colouring, sparse_jacobian, stencil_pattern
+from ._sparse_lu import SparseLU, sparse_solve
+from ._sparsity_detection import detect_sparsity
+from ._sparsity_pattern import SparsityPattern
 from ._unrolled_lu import UnrolledLU, small_dense_solver
 
 __all__ = [
@@ -62,4 +68,8 @@ __all__ = [
     "column_colouring",
     "check_sparsity_pattern",
     "stencil_pattern",
+    "SparsityPattern",
+    "SparseLU",
+    "sparse_solve",
+    "detect_sparsity",
 ]

@@ -13,6 +13,7 @@ import numpy as np
 from jax.experimental import sparse as jsparse
 from jaxtyping import Array, ArrayLike, Float, PyTree
 
+from .._checks import is_concrete
 from ..grid import BoundaryHalo, Dirichlet, Grid, Neumann, Periodic, Sides, normalise_boundaries, stencils
 from ..grid.stencils import check_order
 from ._probe import probe_diagonal, probe_sparse
@@ -54,10 +55,6 @@ def _homogeneous(sides: Sides, what: str) -> Sides:
                 raise ValueError(f"{what}: boundary conditions must be Periodic, Dirichlet or Neumann, got {b!r}")
         out.append(tuple(new))
     return tuple(out)
-
-
-def _concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)
 
 
 class GridOperator(eqx.Module):
@@ -218,7 +215,7 @@ def stencil_operator(
         tags.add(lx.negative_semidefinite_tag)
     elif sign == "positive":
         tags.add(lx.positive_semidefinite_tag)
-    if sign is not None and not (_concrete(scale) and _concrete(shift)):
+    if sign is not None and not (is_concrete(scale) and is_concrete(shift)):
         bad = (jnp.asarray(scale) < 0) | (jnp.asarray(shift) * (1 if sign == "negative" else -1) > 0)
         scale = eqx.error_if(
             jnp.asarray(scale),
@@ -226,7 +223,7 @@ def stencil_operator(
             f"stencil_operator: traced scale/shift are assumed to keep the "
             f"operator {sign} semidefinite (scale >= 0, shift of the stencil's sign); pass concrete values",
         )
-    singular = bool(nullspace) and _concrete(shift) and float(np.asarray(shift)) == 0.0
+    singular = bool(nullspace) and is_concrete(shift) and float(np.asarray(shift)) == 0.0
     return GridOperator(
         grid,
         sides,
@@ -248,7 +245,7 @@ def _definiteness(definite, scale, shift) -> str | None:
     # the opposite sign), checked at run time in `stencil_operator`.
     if definite is None:
         return None
-    if not (_concrete(scale) and _concrete(shift)):
+    if not (is_concrete(scale) and is_concrete(shift)):
         return definite
     s, c = float(np.asarray(scale)), float(np.asarray(shift))
     flip = {"negative": "positive", "positive": "negative"}
@@ -316,7 +313,7 @@ def diffusion_operator(
         raise ValueError(
             f"diffusion_operator: a has shape {a.shape}, but the grid has shape {grid.shape}; they must match"
         )
-    if _concrete(a) and not bool(jnp.all(a > 0)):
+    if is_concrete(a) and not bool(jnp.all(a > 0)):
         raise ValueError(f"diffusion_operator: a must be > 0 everywhere, got minimum {float(jnp.min(a))!r}")
     sides = normalise_boundaries(bc, grid.ndim, "diffusion_operator: bc")
     nullspace = not any(isinstance(b, Dirichlet) for pair in sides for b in pair)

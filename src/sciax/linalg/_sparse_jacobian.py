@@ -15,6 +15,7 @@ differentiable like the function it differentiates.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import jax
@@ -25,22 +26,7 @@ from jax.experimental import sparse as jsparse
 from jaxtyping import Array, Float
 
 from ..grid import Grid
-
-
-def as_pattern(pattern, what: str = "pattern") -> sp.csr_matrix:
-    """A boolean CSR matrix from a scipy sparse matrix, a dense array or a `BCOO` (host data)."""
-    if isinstance(pattern, jsparse.BCOO):
-        rows, cols = np.asarray(pattern.indices).T
-        pattern = sp.coo_matrix((np.ones(rows.size, bool), (rows, cols)), shape=pattern.shape)
-    elif not sp.issparse(pattern):
-        array = np.asarray(pattern)
-        if array.ndim != 2:
-            raise ValueError(f"{what}: a sparsity pattern is a 2-D (rows, columns) matrix, got shape {array.shape}")
-        pattern = sp.coo_matrix(array != 0)
-    out = sp.csr_matrix(pattern, dtype=bool)
-    out.eliminate_zeros()
-    out.sort_indices()
-    return out
+from ._sparsity_pattern import SparsityPattern, as_pattern
 
 
 def column_colouring(pattern) -> np.ndarray:
@@ -77,8 +63,8 @@ def sparse_jacobian(
     """The Jacobian of `fn` at `x` as a `BCOO` with the nonzeros of `pattern`.
 
     `fn` maps a 1-D array of `n` states to `m` outputs (flatten a pytree state with
-    `jax.flatten_util.ravel_pytree`); `pattern` is an `(m, n)` sparsity pattern (scipy
-    sparse matrix, dense boolean array or `BCOO`) that must contain every structural
+    `jax.flatten_util.ravel_pytree`); `pattern` is an `(m, n)` sparsity pattern (`SparsityPattern`,
+    scipy sparse matrix, dense boolean array or `BCOO`) that must contain every structural
     nonzero of the Jacobian: an entry outside it would be added to another entry of
     the same colour. `colours` (from `column_colouring(pattern)`) may be passed to reuse
     a colouring. Costs one `jax.jvp` of `fn` per colour, vmapped.
@@ -89,6 +75,8 @@ def sparse_jacobian(
     """
     csr = as_pattern(pattern)
     x = jnp.asarray(x)
+    if colours is None and isinstance(pattern, SparsityPattern):
+        colours = _cached_colouring(pattern)
     if x.ndim != 1 or csr.shape[1] != x.shape[0]:
         raise ValueError(
             f"sparse_jacobian: pattern has shape {csr.shape}, so x must be a 1-D array of {csr.shape[1]} states, "
@@ -108,6 +96,11 @@ def sparse_jacobian(
     cols = csr.indices
     data = compressed[colours[cols], rows]
     return jsparse.BCOO((data, jnp.asarray(np.stack([rows, cols], axis=1))), shape=csr.shape)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_colouring(pattern: SparsityPattern) -> np.ndarray:
+    return column_colouring(pattern.csr)
 
 
 def check_sparsity_pattern(fn: Callable, x: Float[Array, " n"], pattern, *, num_probes: int = 3, seed: int = 0):

@@ -32,6 +32,7 @@ Adjoints (`adjoint=`), re-exported from diffrax:
 from diffrax import BacksolveAdjoint, ForwardMode, RecursiveCheckpointAdjoint
 
 from ._auto import Auto
+from ._bdf import BDF
 from ._catalogue import lorenz, lotka_volterra, robertson, van_der_pol
 from ._diffrax_method import AbstractDiffraxMethod
 from ._ensemble import ensemble_stats
@@ -55,6 +56,7 @@ from ._sde_methods import (
 from ._stiff_catalogue import hires, pollu, stiff_problem
 
 __all__ = [
+    "BDF",
     "ODE",
     "SDE",
     "Auto",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -43,8 +42,9 @@ class Auto(AbstractMethod):
     non-stiff problems (only more expensive per step). `Auto.choose(...)` returns
     the method it would take.
 
-    Options are those of the chosen method (`rtol`, `atol`, `dt0`, `max_steps`,
-    `adjoint`, `event`, `dense`, `progress`, `throw`).
+    Options are those both candidates accept (`options`; for the defaults those of
+    `AbstractDiffraxMethod`: `rtol`, `atol`, `dt0`, `max_steps`, `adaptive`,
+    `adjoint`, `event`, `dense`, `progress`, `throw`), passed to the chosen one.
     """
 
     nonstiff: AbstractMethod = eqx.field(default_factory=Tsit5)
@@ -81,42 +81,17 @@ class Auto(AbstractMethod):
         radii = [r for r in radii if np.isfinite(r)]
         return max(radii, default=0.0) * span
 
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The options both `nonstiff` and `stiff` accept (either may run)."""
+        stiff = set(self.stiff.options)
+        return tuple(name for name in self.nonstiff.options if name in stiff)
+
     def solve(
-        self,
-        model: AbstractModel,
-        y0: PyTree[Array],
-        ts: Real[Array, " T"],
-        params: PyTree,
-        *,
-        rtol: float = 1e-6,
-        atol: float = 1e-6,
-        dt0: float | None = None,
-        max_steps: int | None = None,
-        adaptive: bool | None = None,
-        adjoint: diffrax.AbstractAdjoint | None = None,
-        event: Callable | None = None,
-        dense: bool = False,
-        progress: bool = False,
-        throw: bool = True,
+        self, model: AbstractModel, y0: PyTree[Array], ts: Real[Array, " T"], params: PyTree, **options: Any
     ) -> Solution:
-        """Integrate with the chosen method; options as `AbstractDiffraxMethod.solve`."""
-        method = self.choose(model, y0, ts, params)
-        return method.solve(
-            model,
-            y0,
-            ts,
-            params,
-            rtol=rtol,
-            atol=atol,
-            dt0=dt0,
-            max_steps=max_steps,
-            adaptive=adaptive,
-            adjoint=adjoint,
-            event=event,
-            dense=dense,
-            progress=progress,
-            throw=throw,
-        )
+        """Integrate with the chosen method; `options` go to its `solve` unchanged."""
+        return self.choose(model, y0, ts, params).solve(model, y0, ts, params, **options)
 
 
 def _spectral_radius(f, y) -> float:

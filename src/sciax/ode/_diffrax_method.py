@@ -58,6 +58,18 @@ class AbstractDiffraxMethod(AbstractMethod):
     # costs an extra pass over the output of every solve, which a large vmapped
     # ensemble feels (benchmarks/ode_ensemble.py, "simulate vs diffeqsolve").
     saves_final: ClassVar[bool] = False
+    options: ClassVar[tuple[str, ...]] = (
+        "rtol",
+        "atol",
+        "dt0",
+        "max_steps",
+        "adaptive",
+        "adjoint",
+        "event",
+        "dense",
+        "progress",
+        "throw",
+    )
 
     @abc.abstractmethod
     def diffrax_solver(self, rtol: float, atol: float, adaptive: bool) -> diffrax.AbstractSolver:

@@ -64,9 +64,8 @@ class Tsit5(AbstractDiffraxMethod):
     **Arguments:** `unroll`: run the seven stages of a step unrolled (one fused
     program per step) rather than in diffrax's stage loop (`False`, default).
     Unrolled runs faster for small systems, markedly so under `jax.vmap` and
-    `jax.jacfwd` (a 10,000-member Lotka–Volterra ensemble in 0.80x diffrax's
-    time; `jacfwd` of a solve ~2x faster), but traces the right-hand side seven
-    times, so a single solve compiles ~20 % slower. `None`: unrolled when the
+    `jax.jacfwd`, but traces the right-hand side seven times, so a single solve
+    compiles longer (docs/benchmarks.md, "ODEs"). `None`: unrolled when the
     state has at most 1024 scalars. Same tableau and interpolation either way:
     results agree to round-off.
     """

@@ -40,7 +40,7 @@ class ODE(AbstractModel):
     vector_field: Callable = eqx.field(static=True)
     explicit: Callable | None = eqx.field(static=True)
     implicit: Callable | None = eqx.field(static=True)
-    info: Labels = eqx.field(static=True)
+    _labels: Labels = eqx.field(static=True)
     param_spec: ParamSpec | None = eqx.field(static=True)
 
     def __init__(
@@ -67,7 +67,7 @@ class ODE(AbstractModel):
         self.vector_field = vector_field
         self.explicit = explicit
         self.implicit = implicit
-        self.info = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
+        self._labels = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
         self.param_spec = ParamSpec.build(param_shapes, "ODE")
 
     def rhs(self, t: Real[Array, ""], y: PyTree[Array], params: PyTree) -> PyTree[Array]:
@@ -84,7 +84,7 @@ class ODE(AbstractModel):
         return self.explicit, self.implicit
 
     def labels(self) -> Labels:
-        return self.info
+        return self._labels
 
     def check_params(self, params: PyTree) -> None:
         if self.param_spec is not None:

@@ -21,7 +21,7 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, PyTree
 
-from ..linalg import small_dense_solver
+from ..linalg import SparseLU, SparsityPattern, small_dense_solver, sparse_jacobian, sparse_solve
 from ._rosenbrock_tableaus import RosenbrockTableau
 
 # Iterative lineax solvers need only operator–vector products: with them the
@@ -93,8 +93,8 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     """
 
     tableau: RosenbrockTableau = eqx.field(static=True)
-    jacobian: str | Callable = eqx.field(static=True, default="auto")
-    linear_solver: lx.AbstractLinearSolver | None = None
+    jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto")
+    linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
     reject_failures: bool = eqx.field(static=True, default=True)
 
     term_structure: ClassVar = diffrax.AbstractTerm
@@ -123,9 +123,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             return ravel_pytree(terms.vf(t, unravel(y), args))[0]
 
         hg = (h * self.tableau.gamma).astype(dtype)
-        f0, dfdt, operator = self._linearise(f, t0, y_flat, args, hg, unravel)
-        linear_solver = _default_solver(operator) if self.linear_solver is None else self.linear_solver
-        state = linear_solver.init(operator, {})
+        f0, dfdt, solve_stage = self._linearise(f, t0, y_flat, args, hg, unravel)
         ok = jnp.array(True)
 
         ks = []
@@ -138,9 +136,9 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             # hγ times the stage right-hand side: γ C_ij k_j replaces hγ (C_ij/h) k_j,
             # so a zero step never divides by zero.
             rhs = hg * fi + (hg * h * tab["d"][i]) * dfdt + self.tableau.gamma * _combine(tab["c_mat"][i, :i], ks)
-            sol = lx.linear_solve(operator, rhs, linear_solver, state=state, throw=False)
-            ok = ok & (sol.result == lx.RESULTS.successful)
-            ks.append(sol.value)
+            k, solved = solve_stage(rhs)
+            ok = ok & solved
+            ks.append(k)
 
         y1 = y_flat + _combine(tab["b"], ks)
         err = _combine(tab["b_error"], ks)
@@ -165,7 +163,48 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
         return y1_tree, unravel(err), dense_info, span, result
 
     def _linearise(self, f, t0, y, args, hg, unravel):
-        """`f(t0, y)`, `∂f/∂t(t0, y)` and the stage operator `I - hγ J`."""
+        """`f(t0, y)`, `∂f/∂t(t0, y)` and `solve_stage(r) -> (k, ok)` solving `(I - hγ J) k = r`."""
+        if isinstance(self.jacobian, SparsityPattern):
+            return self._linearise_sparse(f, t0, y, hg)
+        f0, dfdt, operator = self._stage_operator(f, t0, y, args, hg, unravel)
+        linear_solver = _default_solver(operator) if self.linear_solver is None else self.linear_solver
+        state = linear_solver.init(operator, {})
+
+        def solve_stage(rhs):
+            sol = lx.linear_solve(operator, rhs, linear_solver, state=state, throw=False)
+            return sol.value, sol.result == lx.RESULTS.successful
+
+        return f0, dfdt, solve_stage
+
+    def _linearise_sparse(self, f, t0, y, hg):
+        """The Jacobian by colouring over `self.jacobian`; stage solves by SuperLU or an iterative solver.
+
+        `self.jacobian` includes the diagonal, so `I - hγJ` has the same entries as `J`.
+        """
+        pattern = self.jacobian
+        f0, dfdt = jax.jvp(lambda t: f(t, y), (t0,), (jnp.ones_like(t0),))
+        jac = sparse_jacobian(lambda x: f(t0, x), y, pattern).data
+        values = (-hg * jac).at[pattern.diagonal].add(1.0)
+        if isinstance(self.linear_solver, lx.AbstractLinearSolver):
+            rows, cols, n = jnp.asarray(pattern.rows), jnp.asarray(pattern.cols), y.size
+            matvec = lambda v: jax.ops.segment_sum(values * v[cols], rows, num_segments=n)  # noqa: E731
+            operator = lx.FunctionLinearOperator(matvec, jax.eval_shape(lambda: y))
+            state = self.linear_solver.init(operator, {})
+
+            def solve_iteratively(rhs):
+                sol = lx.linear_solve(operator, rhs, self.linear_solver, state=state, throw=False)
+                return sol.value, sol.result == lx.RESULTS.successful
+
+            return f0, dfdt, solve_iteratively
+
+        def solve_directly(rhs):
+            k = sparse_solve(values, rhs, pattern, self.linear_solver)
+            return k, jnp.all(jnp.isfinite(k))
+
+        return f0, dfdt, solve_directly
+
+    def _stage_operator(self, f, t0, y, args, hg, unravel):
+        """`f(t0, y)`, `∂f/∂t(t0, y)` and the stage operator `I - hγ J` as a lineax operator."""
         one = jnp.ones_like(t0)
         if callable(self.jacobian):
             f0, dfdt = jax.jvp(lambda t: f(t, y), (t0,), (one,))

@@ -8,6 +8,7 @@ iteration, so usually far fewer and cheaper steps than ESDIRK methods (`Kvaerno5
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -20,12 +21,14 @@ import lineax as lx
 import numpy as np
 
 from .._solution import Solution
+from ..linalg import SparseLU, SparsityPattern
 from ._diffrax_method import AbstractDiffraxMethod
 from ._failure import LINEAR, FailureReport
 from ._rosenbrock import ITERATIVE_SOLVERS, RosenbrockSolver, persistent_failure_step
 from ._rosenbrock_tableaus import RODAS4, RODAS5P, ROS3P, ROS34PW2, RosenbrockTableau
+from ._sparsity import as_jacobian, is_sparse, resolve_pattern
 
-_JACOBIANS = ("auto", "jacfwd", "jvp")
+_JACOBIANS = ("auto", "jacfwd", "jvp", "sparse")
 
 
 class AbstractRosenbrock(AbstractDiffraxMethod):
@@ -40,6 +43,14 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
         - `"jvp"`: matrix-free, Jacobian–vector products only (needs an iterative
           `linear_solver`, e.g. `lineax.GMRES`); for large systems such as a
           method-of-lines PDE with 10^4 states;
+        - `"sparse"`: from the model's sparsity pattern (`model.jacobian_sparsity`,
+          known to every `sciax.pde.fd` model) by one `jvp` per colour of its
+          columns (`sciax.linalg.sparse_jacobian`), with stage systems solved by
+          sparse LU (`sciax.linalg.SparseLU`, SuperLU, one factorisation per step)
+          or by `linear_solver` if it is an iterative lineax solver;
+        - a sparsity pattern (`sciax.linalg.SparsityPattern`, a scipy sparse
+          matrix, a `BCOO` or a dense boolean array, `(n, n)` over the flattened
+          state): as `"sparse"`, with this pattern;
         - a function `jac(t, y, params)` returning the Jacobian over the flattened
           state (`jax.flatten_util.ravel_pytree` order) as an `(n, n)` array or as a
           `lineax.AbstractLinearOperator` (e.g. `lineax.TridiagonalLinearOperator`).
@@ -59,29 +70,45 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
     is a few ulps of `t`, the solve stops and reports the time and step size.
     """
 
-    jacobian: str | Callable = eqx.field(static=True, default="auto")
-    linear_solver: lx.AbstractLinearSolver | None = None
+    jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto", converter=as_jacobian)
+    linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
 
     adaptive_capable: ClassVar[bool] = True
     saves_final: ClassVar[bool] = True  # the traced collapse report names the time reached
     tableau: ClassVar[RosenbrockTableau]
 
     def __check_init__(self):
-        if not (callable(self.jacobian) or self.jacobian in _JACOBIANS):
+        sparse = is_sparse(self.jacobian)
+        if not (callable(self.jacobian) or sparse or self.jacobian in _JACOBIANS):
             raise ValueError(
-                f"{type(self).__name__}: jacobian must be one of {_JACOBIANS} or a function "
-                f"jac(t, y, params) -> (n, n) array; got {self.jacobian!r}"
+                f"{type(self).__name__}: jacobian must be one of {_JACOBIANS}, a sparsity pattern (scipy sparse "
+                f"matrix, BCOO, sciax.linalg.SparsityPattern) or a function jac(t, y, params) -> (n, n) array; "
+                f"got {self.jacobian!r}"
             )
-        if self.linear_solver is not None and not isinstance(self.linear_solver, lx.AbstractLinearSolver):
+        solvers = (lx.AbstractLinearSolver, SparseLU) if sparse else lx.AbstractLinearSolver
+        if self.linear_solver is not None and not isinstance(self.linear_solver, solvers):
             raise TypeError(
                 f"{type(self).__name__}: linear_solver must be a lineax solver such as lineax.LU() "
-                f"or lineax.GMRES(rtol=..., atol=...), got {type(self.linear_solver).__name__}"
+                f"or lineax.GMRES(rtol=..., atol=...){' or sciax.linalg.SparseLU()' if sparse else ''}, "
+                f"got {type(self.linear_solver).__name__}"
             )
+        if sparse and isinstance(self.linear_solver, lx.AbstractLinearSolver):
+            if not isinstance(self.linear_solver, ITERATIVE_SOLVERS):
+                raise ValueError(
+                    f"{type(self).__name__}: a sparse jacobian is solved by sciax.linalg.SparseLU() (default) or "
+                    f"an iterative lineax solver; {type(self.linear_solver).__name__} would need a dense matrix"
+                )
         if self.jacobian == "jvp" and not isinstance(self.linear_solver, ITERATIVE_SOLVERS):
             raise ValueError(
                 f"{type(self).__name__}: jacobian='jvp' never forms the Jacobian, so it needs an iterative "
                 f"linear_solver (lineax.GMRES or lineax.BiCGStab), not {type(self.linear_solver).__name__}"
             )
+
+    def solve(self, model, y0, ts, params, **options) -> Solution:
+        """As `AbstractDiffraxMethod.solve`, with a sparse Jacobian's pattern resolved and checked first."""
+        pattern = resolve_pattern(type(self).__name__, self.jacobian, model, y0, params)
+        method = dataclasses.replace(self, jacobian=pattern) if pattern is not self.jacobian else self
+        return super(AbstractRosenbrock, method).solve(model, y0, ts, params, **options)
 
     def diffrax_solver(self, rtol, atol, adaptive) -> RosenbrockSolver:
         return RosenbrockSolver(

@@ -50,7 +50,7 @@ class SDE(AbstractModel):
     noise_shape: tuple[int, ...] | None = eqx.field(static=True)
     calculus: str = eqx.field(static=True)
     additive: bool = eqx.field(static=True)
-    info: Labels = eqx.field(static=True)
+    _labels: Labels = eqx.field(static=True)
 
     def __init__(
         self,
@@ -85,7 +85,7 @@ class SDE(AbstractModel):
         self.noise_shape = noise_shape
         self.calculus = calculus
         self.additive = bool(additive)
-        self.info = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
+        self._labels = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
 
     def rhs(self, t: Real[Array, ""], y: Array, params: PyTree) -> Array:
         """The drift (the deterministic part)."""
@@ -97,7 +97,7 @@ class SDE(AbstractModel):
         return EulerMaruyama() if self.calculus == "ito" else StratonovichHeun()
 
     def labels(self) -> Labels:
-        return self.info
+        return self._labels
 
     def brownian_shape(self, y0: Array) -> tuple[int, ...]:
         """Shape of the Brownian motion `W` for a state shaped like `y0`."""

@@ -8,8 +8,7 @@ adjoints (which re-query the path) all see one consistent Brownian motion.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import diffrax
 import equinox as eqx
@@ -73,6 +72,7 @@ class AbstractSDEMethod(AbstractDiffraxMethod):
     additive_only: ClassVar[bool] = False
     commutative_only: ClassVar[bool] = False
     levy_area: ClassVar[type] = diffrax.BrownianIncrement
+    options: ClassVar[tuple[str, ...]] = ("key", *AbstractDiffraxMethod.options)
 
     def terms(self, model: AbstractModel) -> diffrax.AbstractTerm:
         sde = model.sde
@@ -91,16 +91,9 @@ class AbstractSDEMethod(AbstractDiffraxMethod):
         params: PyTree,
         *,
         key: Array | None = None,
-        dt0: float | None = None,
         rtol: float = 1e-3,
         atol: float = 1e-3,
-        max_steps: int | None = None,
-        adaptive: bool | None = None,
-        adjoint: diffrax.AbstractAdjoint | None = None,
-        event: Callable | None = None,
-        dense: bool = False,
-        progress: bool = False,
-        throw: bool = True,
+        **options: Any,
     ) -> Solution:
         """Integrate the SDE on the Brownian path drawn from `key`.
 
@@ -111,7 +104,8 @@ class AbstractSDEMethod(AbstractDiffraxMethod):
         - `dt0`: the step (fixed-step methods, required) or the initial step.
         - `rtol`, `atol`, `adaptive`: adaptive steps for methods with an error
           estimate (`StratonovichHeun`, `SRA1`, `ShARK`), with `adaptive=True`.
-        - `max_steps`, `adjoint`, `event`, `dense`, `progress`, `throw`: as for ODE methods.
+        - `max_steps`, `adjoint`, `event`, `dense`, `progress`, `throw`: as for ODE methods
+          (`AbstractDiffraxMethod.solve`, which receives them unchanged).
         """
         if not isinstance(model, SDE):
             raise TypeError(
@@ -128,25 +122,12 @@ class AbstractSDEMethod(AbstractDiffraxMethod):
         model.check(ts[0], y0, params)
         span = ts[-1] - ts[0]
         tol = span * 2.0**-_TREE_DEPTH
+        dt0 = options.get("dt0")
         if dt0 is not None:
             tol = jnp.minimum(tol, jnp.asarray(dt0, ts.dtype) / 8)
         bound = _SDEWithPath(model, key, ts[0], ts[-1], tol, model.brownian_shape(y0))
         return AbstractDiffraxMethod.solve(
-            self.specialise(model),
-            bound,
-            y0,
-            ts,
-            params,
-            rtol=rtol,
-            atol=atol,
-            dt0=dt0,
-            max_steps=max_steps,
-            adaptive=adaptive,
-            adjoint=adjoint,
-            event=event,
-            dense=dense,
-            progress=progress,
-            throw=throw,
+            self.specialise(model), bound, y0, ts, params, rtol=rtol, atol=atol, **options
         )
 
     def specialise(self, sde: SDE) -> AbstractSDEMethod:

@@ -7,10 +7,9 @@ small systems of parameter inference and ensembles that loop is the cost: each
 stage pays a loop iteration and dynamic updates of the stage buffer, and under
 `jax.jvp`/`jax.jacfwd` and `jax.vmap` (forward sensitivities, vectorised NUTS
 chains) every one of those ops is widened again. Unrolled, XLA fuses the stages
-into a few kernels per step: on the 2-state Lotka–Volterra system `jax.jacfwd`
-through a Tsit5 solve ran ~2.5x faster in a standalone timing (138–181 µs against
-388–532 µs for diffrax's loop). Compilation of single solves is longer, so the loop
-stays the default (`Tsit5(unroll=False)`); `unroll=True` or `None` opts in.
+into a few kernels per step (timings in docs/benchmarks.md, "ODEs"). Compilation of
+single solves is longer, so the loop stays the default (`Tsit5(unroll=False)`);
+`unroll=True` or `None` opts in.
 
 The tableau and the dense-output interpolation are diffrax's own
 (`diffrax.Tsit5.tableau`, `diffrax.Tsit5.interpolation_cls`), so results agree

@@ -9,13 +9,7 @@ import jax.numpy as jnp
 from jax import lax
 from jaxtyping import Array, ArrayLike, Float
 
-from ..grid import AbstractHalo, BoundaryHalo, Grid, Periodic, Sides, edges_only
-
-
-def _take(u, axis: int, start: int, stop: int):
-    index = [slice(None)] * u.ndim
-    index[axis] = slice(start, stop)
-    return u[tuple(index)]
+from ..grid import AbstractHalo, BoundaryHalo, Grid, Periodic, Sides, edges_only, take
 
 
 class ShardedHalo(AbstractHalo):
@@ -91,13 +85,13 @@ class ShardedHalo(AbstractHalo):
             periodic = isinstance(low, Periodic)  # only then are the first and last blocks neighbours
             to_high = [(i, i + 1) for i in range(size - 1)] + ([(size - 1, 0)] if periodic else [])
             to_low = [(i + 1, i) for i in range(size - 1)] + ([(0, size - 1)] if periodic else [])
-            from_low = lax.ppermute(_take(u, axis, n - width, n), name, to_high)
-            from_high = lax.ppermute(_take(u, axis, 0, width), name, to_low)
+            from_low = lax.ppermute(take(u, axis, n - width, n), name, to_high)
+            from_high = lax.ppermute(take(u, axis, 0, width), name, to_low)
             if not periodic:
                 # Ghosts of the physical boundary, as a BoundaryHalo makes them; kept only on the edge blocks.
                 ghosts = boundary.pad(u, width, t=t, flux=flux, axes=(axis,))
                 index = lax.axis_index(name)
-                from_low = jnp.where(index == 0, _take(ghosts, axis, 0, width), from_low)
-                from_high = jnp.where(index == size - 1, _take(ghosts, axis, n + width, n + 2 * width), from_high)
+                from_low = jnp.where(index == 0, take(ghosts, axis, 0, width), from_low)
+                from_high = jnp.where(index == size - 1, take(ghosts, axis, n + width, n + 2 * width), from_high)
             u = jnp.concatenate([from_low.astype(u.dtype), u, from_high.astype(u.dtype)], axis=axis)
         return u

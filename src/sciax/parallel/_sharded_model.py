@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -18,13 +17,13 @@ from .._model import AbstractModel
 from .._solution import Solution
 from .._step_counts import step_counts
 from ..grid import BoundaryHalo, Grid
-from ..pde import AbstractFDModel, AbstractFixedStep, SemilinearPDE
+from ..pde import RK4, AbstractFDModel, AbstractFixedStep, Leapfrog, SemilinearPDE
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
 from ._mesh import resolve_axes, shard_sizes
 from ._sharded_grid import ShardedGrid
 from ._specs import concrete_times, field_spec, split_params, tree_specs
-from ._wide_halo import WideBlockHalo, WideHaloStep, extended_grid, step_reach, wide_axes
+from ._wide_halo import WideBlockHalo, WideHaloStep, extended_grid, wide_axes
 
 
 def replace_static(module: eqx.Module, **fields) -> eqx.Module:
@@ -127,14 +126,14 @@ class ShardedModel(AbstractModel):
         if halo_every > 1:
             # Fail at shard time if even the model's narrowest step (the fewest points read) needs a halo
             # wider than a shard; the halo of the method actually used is checked by `simulate`.
-            reach = min(r for r in (getattr(model, "leapfrog_reach", None), 4 * model.rhs_reach) if r is not None)
+            reach = min(r for r in (m.step_reach(model) for m in (Leapfrog(1.0), RK4(1.0))) if r is not None)
             wide_axes(local_grid, sides, names, sizes, halo_every * reach, halo_every, reach)
 
     def wide_step(self, method: AbstractFixedStep) -> WideHaloStep:
         """`method` repeated `halo_every` times per halo exchange on blocks extended by `halo_every` times
         the reach of one of its steps; `ValueError` for a method whose reach is unknown or too wide."""
         k, model = self.halo_every, self.model
-        reach = step_reach(method, model)
+        reach = method.step_reach(model)
         if reach is None:
             raise ValueError(
                 f"shard: halo_every={k} (wide halos) needs to know how far one step reads: it runs with "
@@ -198,14 +197,16 @@ class ShardedModel(AbstractModel):
                 )
             return _solve_global(method, self.local if self.spectral else self, y0, ts, params, options)
         self.check_state(y0, "y0")
-        _check_cfl(method, self.model, params)
+        # On the global model (each block alone sees only its own coefficients). A traced limit is
+        # checked by every block at run time, and the block with the largest coefficient fails.
+        method.check_stable_step(self.model, params)
         arrays, static = split_params(params)
         times = concrete_times(ts, "shard")
         if self.halo_every == 1:
             return _solve_blocks(self, method, y0, arrays, static, times, options)
         k = self.halo_every
         step = self.wide_step(method)
-        counts = step_counts(times.array(), method.dt, type(method).__name__)
+        counts = step_counts(type(method).__name__, times.array(), method.dt)
         if any(c % k for c in counts):
             raise ValueError(
                 f"shard: halo_every={k} needs every output interval to be a whole number of {k} steps "
@@ -224,7 +225,7 @@ class ShardedModel(AbstractModel):
 def _solve_global(method, model, y0, ts, params, options) -> Solution:
     """`method.solve` on global arrays; its non-finite check (`throw`) made on a reduced flag instead of
     on the whole state, which `equinox.error_if` would gather onto one device."""
-    takes_throw = "throw" in inspect.signature(method.solve).parameters
+    takes_throw = "throw" in method.options
     if not takes_throw or not options.get("throw", True):
         return method.solve(model, y0, ts, params, **options)
     sol = method.solve(model, y0, ts, params, **{**options, "throw": False})
@@ -237,18 +238,6 @@ def _solve_global(method, model, y0, ts, params, options) -> Solution:
     # Tie the check to ys so that it runs whenever ys is used; multiplying by 0 is not folded for floats.
     ys = jax.tree_util.tree_map(lambda y: y + jnp.zeros((), y.dtype) * ok.astype(y.dtype), sol.ys)
     return eqx.tree_at(lambda s: (s.ys, s.success), sol, (ys, ok))
-
-
-def _check_cfl(method: AbstractFixedStep, model, params) -> None:
-    """The CFL check on the global model (concrete params): each block alone sees only its own coefficients."""
-    limit = method.stable_dt(model, params)
-    if limit is None or isinstance(limit, jax.core.Tracer):
-        return  # traced: every block checks its own bound at run time, and the block with the largest coefficient fails
-    if not method.dt <= float(limit):
-        raise ValueError(
-            f"simulate: {type(method).__name__}(dt={method.dt}) violates the CFL condition for "
-            f"{type(model).__name__}; the largest stable dt is {float(limit):.6g}"
-        )
 
 
 @eqx.filter_jit

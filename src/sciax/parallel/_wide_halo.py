@@ -5,8 +5,8 @@ points wide taken from its neighbours (one `lax.ppermute` per side and grid axis
 then `k` steps run on the extended block with no communication. Each step spoils
 `reach` more points at the extended block's edges, and after `k` steps exactly the
 block itself is still valid; it is cut out and the next exchange follows. `reach`
-is how far one step reads (`step_reach`): `leapfrog_reach` for `Leapfrog`, four
-right-hand sides of `rhs_reach` each for `RK4`.
+is how far one step reads (the method's `step_reach(model)`): `leapfrog_reach` for `Leapfrog`,
+four right-hand sides of `rhs_reach` each for `RK4`.
 
 Physical boundaries: an outer block is extended on its inner side only (by `2 k reach`
 points), so its physical boundary stays at the edge of its array, where the boundary
@@ -25,25 +25,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ..grid import AbstractHalo, BoundaryHalo, Grid, Periodic, Sides, edges_only
-from ..pde import RK4, AbstractFixedStep, Leapfrog
-
-
-def step_reach(method, model) -> int | None:
-    """How many points past a point one step of `method` on `model` reads, or `None` if unknown
-    (the method is not one whose steps `WideHaloStep` can repeat, or the model does not say)."""
-    if isinstance(method, Leapfrog):
-        return getattr(model, "leapfrog_reach", None)
-    if isinstance(method, RK4):
-        reach = getattr(model, "rhs_reach", None)
-        return None if reach is None else 4 * reach  # k4 reads k3 reads k2 reads k1: four chained evaluations
-    return None
-
-
-def _take(u, axis: int, start: int, stop: int):
-    index = [slice(None)] * u.ndim
-    index[axis] = slice(start, stop)
-    return u[tuple(index)]
+from ..grid import AbstractHalo, BoundaryHalo, Grid, Periodic, Sides, edges_only, take
+from ..pde import AbstractFixedStep
 
 
 class _Axis(eqx.Module):
@@ -62,9 +45,9 @@ class _Axis(eqx.Module):
         up = [(i, i + 1) for i in range(s - 1)] + ([(s - 1, 0)] if self.periodic else [])
         down = [(i + 1, i) for i in range(s - 1)] + ([(0, s - 1)] if self.periodic else [])
         reach = w if self.periodic else 2 * w  # outer blocks take 2 w from their one neighbour
-        from_low = lax.ppermute(_take(u, ax, n - reach, n), self.name, up)
-        from_high = lax.ppermute(_take(u, ax, 0, reach), self.name, down)
-        middle = jnp.concatenate([_take(from_low, ax, reach - w, reach), u, _take(from_high, ax, 0, w)], axis=ax)
+        from_low = lax.ppermute(take(u, ax, n - reach, n), self.name, up)
+        from_high = lax.ppermute(take(u, ax, 0, reach), self.name, down)
+        middle = jnp.concatenate([take(from_low, ax, reach - w, reach), u, take(from_high, ax, 0, w)], axis=ax)
         if self.periodic:
             return middle
         index = lax.axis_index(self.name)
@@ -80,7 +63,7 @@ class _Axis(eqx.Module):
     def crop(self, u):
         """The block's own `n` points out of an extended array."""
         if self.periodic:
-            return _take(u, self.axis, self.width, self.width + self.n)
+            return take(u, self.axis, self.width, self.width + self.n)
         return lax.dynamic_slice_in_dim(u, self._own(), self.n, axis=self.axis)
 
     def start(self):
@@ -96,7 +79,7 @@ class WideHaloStep(AbstractFixedStep):
     `every` steps; one step of this method is `every` steps of `inner`. Built by `sciax.parallel.shard`
     (`halo_every=`), used inside its `jax.shard_map`.
 
-    **Fields:** `inner` (`Leapfrog`, or `RK4`: see `step_reach`); `every`; `extended` (the block
+    **Fields:** `inner` (`Leapfrog`, or `RK4`: a method stating its `step_reach`); `every`; `extended` (the block
     model on the extended block, with a `WideBlockHalo`: no communication inside a step); `axes`
     (the sharded grid axes).
     """

@@ -16,8 +16,10 @@
 
 The package is laid out by family on the `sciax.grid` floor: `pde.fd` (finite-difference
 models, `RK4`, implicit steppers), `pde.spectral` (`SemilinearPDE`, ETDRK/IFRK4/CNAB2),
-`pde.waves` (`AcousticWave`, `Leapfrog`); `AbstractFixedStep` is the shared fixed-step
-driver. `Grid` and the boundary conditions are `sciax.grid`'s, re-exported here.
+`pde.waves` (`AcousticWave`, `Leapfrog`); every fixed-step method runs on the driver of
+`pde/_fixed_step.py` (`AbstractFixedStep` for methods stepping a model's state,
+`AbstractSpectralStepper` for Fourier-space steppers). `Grid` and the boundary conditions
+are `sciax.grid`'s, re-exported here.
 """
 
 from ..grid import (

@@ -17,7 +17,8 @@ Sensitivity analysis (model evaluations vmapped and chunked):
 
 - `local_sensitivity(model, y0, ts, params)`: `dy(t)/dp` through the solve;
 - `sobol_indices(fn, bounds)`: first-order and total Sobol indices with
-  bootstrap intervals, time-resolved for trajectory outputs; `plot_sobol`;
+  bootstrap intervals, time-resolved for trajectory outputs (chart:
+  `sciax.plot.sobol_bars`);
 - `morris(fn, bounds)`: elementary effects (`mu`, `mu_star`, `sigma`).
 """
 
@@ -34,7 +35,6 @@ from ._likelihood import (
 from ._local import local_sensitivity
 from ._map_init import map_initial_params
 from ._morris import morris
-from ._plot import plot_sobol
 from ._saltelli import saltelli_design
 from ._simulation_model import SimulationModel
 from ._sobol import sobol_indices
@@ -60,5 +60,14 @@ __all__ = [
     "sobol_indices",
     "saltelli_design",
     "morris",
-    "plot_sobol",
 ]
+
+
+def __getattr__(name: str):
+    # `plot_sobol`: `sciax.plot.sobol_bars` for code that calls the chart from prob (docs/prob.md),
+    # resolved on first use so that importing prob never imports plot, a floor above it.
+    if name == "plot_sobol":
+        from ..plot import sobol_bars
+
+        return sobol_bars
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,14 +5,13 @@ default: uniform on (-2, 2) in unconstrained space) spend their early warmup
 far from the data. For ODE models that region is rugged — periodic orbits of
 the wrong period are local modes, and some draws make the solve stiff — and a
 chain that reaches the typical set late contaminates its mass-matrix window and
-ends warmup with a tiny step size and ~100 leapfrog steps per draw (on the
-Lotka–Volterra case study: one sciax chain in four in five of six runs; NumPyro's
-own `odeint` model, on another random stream than its usual one, ran over 19
-minutes instead of ~37 s). Starting every chain next to the best of several
-local optima of the log density removes that transient; this is the role of
-Pathfinder initialisation in Stan (Zhang et al., JMLR 23 (2022) 306), done here
-with scipy's L-BFGS-B from `num_starts` prior-range points on one compiled
-value-and-gradient of the log density.
+ends warmup with a tiny step size and ~100 leapfrog steps per draw (how often,
+and what it costs, in docs/benchmarks.md, "Inference and sensitivity").
+Starting every chain next to the best of several local optima of the log
+density removes that transient; this is the role of Pathfinder initialisation
+in Stan (Zhang et al., JMLR 23 (2022) 306), done here with scipy's L-BFGS-B
+from `num_starts` prior-range points on one compiled value-and-gradient of the
+log density.
 
 Chains still start at distinct, jittered points, so r_hat keeps some power to
 detect chains that separate; a genuinely multimodal posterior needs dispersed

@@ -4,8 +4,8 @@ NumPyro's `MCMC` driver initialises vectorised chains eagerly: `vmap` of the
 kernel's init runs op by op, and every transformed form of the model it meets
 (the potential, its gradient, batched over chains) is compiled on its own
 before the sampling loop is compiled. For a model that wraps an ODE solve each
-of those compilations costs seconds: on the Lotka–Volterra case study the
-eager initialisation took ~17 s before the ~15 s compilation of the sampler.
+of those compilations costs seconds (docs/benchmarks.md, "Inference and
+sensitivity").
 
 Here NumPyro's own NUTS kernels (`numpyro.infer.hmc.hmc`: the same tree
 building, dual-averaging step size and windowed mass-matrix adaptation as

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -85,8 +84,8 @@ class SimulationModel(eqx.Module):
       method: the model's own, except that an ODE whose default is `Tsit5()` gets
       `Tsit5(unroll=None)`: the stages unrolled for states of up to 1024 scalars.
       NUTS runs the solve ~10^5 times from one compiled program, so the unrolled
-      step's faster runs outweigh its longer compilation (Lotka–Volterra case
-      study: sampling 10.2 s instead of 23.8 s, compilation 6.7 s instead of 7.1 s).
+      step's faster runs outweigh its longer compilation (docs/benchmarks.md,
+      "Inference and sensitivity").
     """
 
     model: AbstractModel
@@ -316,7 +315,7 @@ def _inference_method(model: AbstractModel) -> AbstractMethod | None:
 def _takes_adjoint(model: AbstractModel, method: AbstractMethod | None) -> bool:
     """Whether the method that will run has an `adjoint=` option (the diffrax-based ODE methods)."""
     method = model.default_method() if method is None else method
-    return "adjoint" in inspect.signature(method.solve).parameters
+    return "adjoint" in method.options
 
 
 def _check_times(times) -> Array:

@@ -48,7 +48,7 @@ from ._simulation_model import SimulationModel
 #: Largest accepted `|location|` statistic: the guide's mean within one of its own standard deviations of the
 #: optimum, i.e. at most 0.5 nats of ELBO to gain by shifting it (as `LOSS_TOLERANCE`). Adam's steps at the end of a
 #: fit leave the location ~0.3-0.7 guide sd off its optimum on the decay and Lotka-Volterra examples; a run stopped
-#: far from the optimum (wrong rates, as in issue 18's SEIR fit) shows several.
+#: far from the optimum (wrong rates, e.g. an SEIR fit stopped early) shows several.
 LOCATION_TOLERANCE = 1.0
 #: Largest accepted `|scale|` statistic: the guide's variance off by 20%.
 SCALE_TOLERANCE = 0.2

@@ -14,8 +14,9 @@ from jaxtyping import Array, PyTree, Real
 from ..._labels import Labels
 from ..._method import AbstractMethod
 from ..._model import AbstractModel
-from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, layer_depth
+from ...grid import CPML, AbstractAbsorbing, AbstractHalo, Grid, Periodic, Sponge, as_halo, layer_depth
 from ...grid.stencils import check_order, symbol_radius
+from ...linalg import stencil_pattern
 
 
 def grid_labels(grid: Grid, variable: str, units, long_name, time_units) -> Labels:
@@ -71,11 +72,6 @@ class AbstractFDModel(AbstractModel):
     def tendency(self, t: Real[Array, ""], u: PyTree[Array], params: PyTree) -> PyTree[Array]:
         """The discretised right-hand side without absorbing layers; same structure as `u`."""
 
-    def spectral_radius(self, params: PyTree) -> tuple[Array, Array] | None:
-        """Upper bounds `(diffusive, oscillatory)` on the real and imaginary parts of the
-        eigenvalues of the discretised operator (1/time), or `None` if unknown (no CFL check)."""
-        return None
-
     def check_state(self, u, what: str = "the state") -> None:
         """`ValueError`/`TypeError` unless every leaf of `u` is a real array of shape `grid.shape`."""
         name = type(self).__name__
@@ -101,6 +97,23 @@ class AbstractFDModel(AbstractModel):
         `sciax.parallel.shard(..., halo_every=k)` under `sciax.pde.RK4`: `4 k rhs_reach` points,
         as each RK4 step chains four evaluations."""
         return self.order - 1
+
+    def jacobian_sparsity(self, y0):
+        """The star pattern of reach `rhs_reach` over every field (`sciax.linalg.stencil_pattern`).
+
+        Every field at a point is taken as coupled to every field at the points a stencil
+        reads (an over-estimate is harmless: it costs a few more `jvp`s). `None` (unknown)
+        for states whose leaves are not all of `grid.shape`, or absorbing layers other
+        than sponges. Stiff methods check the pattern with a probe before using it.
+        """
+        sides = getattr(self.halo, "sides", None)
+        leaves = jax.tree_util.tree_leaves(y0)
+        if sides is None or any(np.shape(leaf) != tuple(self.grid.shape) for leaf in leaves):
+            return None
+        if any(isinstance(b, AbstractAbsorbing) and not isinstance(b, Sponge) for pair in sides for b in pair):
+            return None
+        periodic = tuple(all(isinstance(b, Periodic) for b in pair) for pair in sides)
+        return stencil_pattern(self.grid, self.rhs_reach, periodic, fields=len(leaves))
 
     def sponge(self, dtype) -> Array | None:
         """The sponge damping rate `sigma` on the grid (1/time), or `None` without sponge sides.

@@ -1,9 +1,9 @@
 """`AbstractSpectralStepper`: fixed-step time stepping of a `SemilinearPDE` in Fourier space.
 
-The shared driver of ETDRK1/2/4, IFRK4 and CNAB2: the state stays in Fourier
-space for a whole output interval (one inverse FFT per output time), the steps
-run in `lax.scan`, and a concrete or run-time check refuses a step that would
-overflow the exponential of the linear part.
+The base of ETDRK1/2/4, IFRK4 and CNAB2, run by the fixed-step driver
+(`AbstractFixedStepMethod`): the state stays in Fourier space for a whole output
+interval (one inverse FFT per output time), and the stable step is where `exp(dt L)`
+would overflow.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, PyTree, Real
 
-from ..._method import AbstractMethod
 from ..._solution import Solution
-from ..._step_counts import step_counts
 from ...grid import fourier
+from .._fixed_step import AbstractFixedStepMethod
 from ._semilinear import SemilinearPDE
 
 _NONFINITE = (
@@ -43,7 +42,15 @@ def overflow_limit(dtype) -> float:
     return float(np.log(np.finfo(dtype).max)) - 1.0
 
 
-class AbstractSpectralStepper(AbstractMethod):
+class _Prepared(eqx.Module):
+    """What the steps of one solve share: the scheme's coefficients, the params, the state dtype."""
+
+    coeffs: tuple
+    params: PyTree
+    dtype: Any = eqx.field(static=True)
+
+
+class AbstractSpectralStepper(AbstractFixedStepMethod):
     """A fixed-step method advancing the Fourier coefficients `v = rfft(u)` of a `SemilinearPDE`.
 
     **Fields:**
@@ -59,6 +66,12 @@ class AbstractSpectralStepper(AbstractMethod):
     stages: ClassVar[int]  # nonlinear evaluations per step
     startup_evals: ClassVar[int] = 0  # extra nonlinear evaluations in `init`
     exponential: ClassVar[bool] = True  # evaluates exp(dt L): refuse overflowing steps
+    options: ClassVar[tuple[str, ...]] = ("throw",)
+    checkpoint: ClassVar[None] = None  # a step's memory is a few spectra: reverse mode stores every step
+
+    @property
+    def rhs_evals_per_step(self) -> int:
+        return self.stages
 
     @abc.abstractmethod
     def coefficients(self, symbol: Array) -> tuple[Array, ...]:
@@ -100,82 +113,69 @@ class AbstractSpectralStepper(AbstractMethod):
         Differentiable (reverse and forward mode) with respect to `y0` and `params`,
         which may enter both the linear symbol and the nonlinear term.
         """
-        name = type(self).__name__
+        return super().solve(model, jnp.asarray(y0), ts, params, throw=throw)
+
+    # ---- the driver's hooks ------------------------------------------------------------------
+    def check_model(self, model) -> None:
         if not isinstance(model, SemilinearPDE):
             raise TypeError(
-                f"simulate: {name} integrates a sciax.pde.SemilinearPDE (u_t = L u + N(u)), got "
+                f"simulate: {type(self).__name__} integrates a sciax.pde.SemilinearPDE (u_t = L u + N(u)), got "
                 f"{type(model).__name__}; use a sciax.ode method such as sciax.ode.Tsit5() for other models"
             )
-        y0 = jnp.asarray(y0)
-        model.check_state(y0, "y0")
-        counts = step_counts(ts, self.dt, name)
-        if self.exponential:
-            _check_growth_concrete(self, model, params, name)
-        return _fixed_step_solve(self, model, y0, jnp.asarray(ts), params, counts, bool(throw))
 
+    def stable_dt(self, model: SemilinearPDE, params) -> Array | None:
+        """`(log(finfo.max) - 1) / max Re(L)`, beyond which `exp(dt L)` overflows (`None` for methods
+        that never evaluate it); computed at trace time whenever `params` are concrete."""
+        if not self.exponential:
+            return None
+        if not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(params)):
+            with jax.ensure_compile_time_eval():  # concrete even inside an outer jax.jit
+                rate = model.max_growth_rate(params)
+            if not isinstance(rate, jax.core.Tracer):
+                rate = float(rate)
+                return np.inf if rate <= 0 else overflow_limit(jnp.result_type(float)) / rate
+        rate = model.max_growth_rate(params)  # checked at run time
+        return jnp.where(rate > 0, overflow_limit(rate.dtype) / rate, jnp.inf)
 
-def _check_growth_concrete(method: AbstractSpectralStepper, model: SemilinearPDE, params, name: str) -> None:
-    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(params)):
-        return  # checked at run time instead
-    with jax.ensure_compile_time_eval():  # concrete even inside an outer jax.jit
-        rate = model.max_growth_rate(params)
-    if isinstance(rate, jax.core.Tracer):
-        return
-    rate = float(rate)
-    limit = overflow_limit(jnp.result_type(float))
-    if method.dt * rate > limit:
-        raise ValueError(
-            f"simulate: {name}(dt={method.dt}) overflows exp(dt * L): the linear symbol's largest growth rate "
-            f"max Re(L) = {rate:.6g} gives dt * max Re(L) = {method.dt * rate:.6g} > {limit:.6g}. "
-            f"The largest safe dt is {limit / rate:.6g}; reduce dt (or check the linear symbol and params)"
+    def unstable_message(self, model, limit: float | None) -> str:
+        if limit is None:
+            return _OVERFLOW
+        bound = overflow_limit(jnp.result_type(float))
+        rate = bound / limit
+        return (
+            f"simulate: {type(self).__name__}(dt={self.dt}) overflows exp(dt * L): the linear symbol's largest "
+            f"growth rate max Re(L) = {rate:.6g} gives dt * max Re(L) = {self.dt * rate:.6g} > {bound:.6g}. "
+            f"The largest safe dt is {limit:.6g}; reduce dt (or check the linear symbol and params)"
         )
+
+    def nonfinite_message(self) -> str:
+        return _NONFINITE
+
+    def setup(self, model: SemilinearPDE, y0, params) -> _Prepared:
+        # Coefficients follow the state's precision (a float32 state with float64 params
+        # under x64 would otherwise promote the scan carry to complex128).
+        coeffs = self.coefficients(model.linear_symbol(params))
+        coeffs = jax.tree_util.tree_map(lambda c: _like_state(c, y0.dtype), coeffs)
+        return _Prepared(coeffs, params, y0.dtype)
+
+    def start(self, model: SemilinearPDE, y0, t0, prepared: _Prepared):
+        nonlinear = _nonlinear(model, prepared.params)
+        return self.init(prepared.coeffs, nonlinear, fourier.to_spectral(y0, model.grid), t0)
+
+    def advance(self, model: SemilinearPDE, carry, t, prepared: _Prepared):
+        return self.step(prepared.coeffs, _nonlinear(model, prepared.params), carry, t)
+
+    def output(self, model: SemilinearPDE, carry, prepared: _Prepared, save):
+        return fourier.to_physical(self.state(carry), model.grid).astype(prepared.dtype)
+
+    def initial_output(self, model, y0, carry, prepared, save):
+        return y0  # exactly the state given, not its round trip through the FFT
+
+
+def _nonlinear(model: SemilinearPDE, params) -> Callable:
+    return lambda t, v: model.nonlinear_hat(t, v, params)
 
 
 def _like_state(array, real_dtype):
     dtype = jnp.result_type(real_dtype, jnp.complex64) if jnp.iscomplexobj(array) else real_dtype
     return jnp.asarray(array).astype(dtype)
-
-
-@eqx.filter_jit
-def _fixed_step_solve(method, model: SemilinearPDE, y0, ts, params, counts: tuple[int, ...], throw: bool):
-    grid, dt = model.grid, method.dt
-    symbol = model.linear_symbol(params)
-    if method.exponential and throw:
-        limit = overflow_limit(jnp.real(symbol).dtype)
-        symbol = eqx.error_if(symbol, dt * jnp.max(jnp.real(symbol)) > limit, _OVERFLOW)
-    # Coefficients follow the state's precision (a float32 state with float64 params
-    # under x64 would otherwise promote the scan carry to complex128).
-    coeffs = jax.tree_util.tree_map(lambda c: _like_state(c, y0.dtype), method.coefficients(symbol))
-
-    def nonlinear(t, v):
-        return model.nonlinear_hat(t, v, params)
-
-    n_max, uniform = max(counts), len(set(counts)) == 1
-    t_dtype = jnp.result_type(ts.dtype, float)
-
-    def interval(carry, inputs):
-        t0, n = inputs
-
-        def one_step(carry, j):
-            new = method.step(coeffs, nonlinear, carry, t0 + j.astype(t_dtype) * dt)
-            if not uniform:  # pad short intervals with no-op steps so one scan serves all
-                new = jax.tree_util.tree_map(lambda a, b: jnp.where(j < n, a, b), new, carry)
-            return new, None
-
-        carry, _ = jax.lax.scan(one_step, carry, jnp.arange(n_max))
-        return carry, fourier.to_physical(method.state(carry), grid).astype(y0.dtype)
-
-    carry0 = method.init(coeffs, nonlinear, fourier.to_spectral(y0, grid), ts[0].astype(t_dtype))
-    _, ys = jax.lax.scan(interval, carry0, (ts[:-1].astype(t_dtype), jnp.asarray(counts)))
-    ys = jnp.concatenate([y0[None], ys])
-    success = jnp.all(jnp.isfinite(ys))
-    if throw:
-        ys = eqx.error_if(ys, ~success, _NONFINITE)
-    num_steps = jnp.asarray(sum(counts))
-    stats = {
-        "num_steps": num_steps,
-        "num_accepted_steps": num_steps,
-        "num_rejected_steps": jnp.zeros_like(num_steps),
-        "num_rhs_evals": num_steps * method.stages + method.startup_evals,
-    }
-    return Solution(ts=ts, ys=ys, stats=stats, success=success)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar, NamedTuple
 
 import equinox as eqx
 import jax
@@ -12,10 +13,11 @@ import xarray as xr
 from jaxtyping import Array, ArrayLike, Float
 
 from ..._labels import Labels
-from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, fits, inner, layer_depth, split_evaluate, take
+from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, inner, take
 from ...grid.stencils import check_order, staggered_derivative, staggered_valid, symbol_radius
 from ..fd._model import check_positive_field, grid_labels
-from ._leapfrog import AbstractWaveModel
+from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
+from ._leapfrog import AbstractWaveModel, WaveCoefficients
 
 _OUTPUTS = ("p", "v", "seismogram")
 
@@ -30,12 +32,20 @@ def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Fl
     return amplitude * (1 - 2 * a * tau**2) * jnp.exp(-a * tau**2)
 
 
-def _one_pass(halo, grid: Grid, reach: int, memory) -> bool:
-    """Whether a leapfrog step takes `split_evaluate`'s one-pass route: on XLA:CPU (which does not fuse
-    padded fields into their consumers; XLA:GPU does, and is no faster split), with a halo that can pad
-    folded blocks, a grid wide enough, and no CPML memory (its extra outputs made the split step, and
-    the gradients of full-waveform inversion, slower than the padded one when measured)."""
-    return jax.default_backend() == "cpu" and halo.foldable and fits(grid, reach) and all(m is None for m in memory)
+class AcousticOperator(NamedTuple):
+    """What `AcousticWave.acceleration` reads: the bulk modulus `kappa = rho c^2` (points), `1 / rho`
+    at the half points of each axis, and each axis's CPML coefficients (`None` without a layer)."""
+
+    kappa: Array
+    inv_rho_faces: tuple[Array, ...]
+    cpml: tuple[CPMLAxis | None, ...]
+
+
+class AcousticSource(NamedTuple):
+    """What `AcousticWave.add_source` reads: the velocity and the source grid indices (or `None`)."""
+
+    c: Array
+    points: Array | None
 
 
 class AcousticWave(AbstractWaveModel):
@@ -166,84 +176,38 @@ class AcousticWave(AbstractWaveModel):
             return src
         return eqx.error_if(src, outside, "AcousticWave: a source lies outside the grid")
 
-    def _profiles(self, axis: int, c_max):
-        """`(d, alpha, 1/kappa)` at the points and at the half points along `axis`, or `None`."""
-        low, high = getattr(self.halo, "sides", ((None, None),) * self.grid.ndim)[axis]
-        if not (isinstance(low, CPML) or isinstance(high, CPML)):
-            return None
-        offsets, global_shape = self.halo.placement(self.grid.shape)
-        n, dx = global_shape[axis], self.grid.spacing[axis]  # layers sit at the whole grid's edges
-        shape = [1] * self.grid.ndim
-        shape[axis] = n
-        dtype = jnp.result_type(c_max)  # the medium's dtype: float32 profiles for a float32 model
-        out = []
-        for shift in (0.0, 0.5):
-            d = alpha = 0.0
-            inv_k = 1.0
-            for side, q in (
-                (low, layer_depth(n, low, None, CPML, shift)),
-                (high, layer_depth(n, None, high, CPML, shift)),
-            ):
-                if not isinstance(side, CPML):
-                    continue
-                d0 = -(side.power + 1) * c_max * math.log(side.reflection) / (2 * side.width * dx)
-                alpha_max = math.pi * self.f0 if side.alpha_max is None else side.alpha_max
-                d = d + d0 * q**side.power
-                alpha = alpha + alpha_max * (1 - q) * (q > 0)
-                inv_k = inv_k / (1 + (side.kappa_max - 1) * q**side.power)
-            whole = (
-                jnp.asarray(x, dtype).reshape(shape) for x in (d * jnp.ones(n), alpha * np.ones(n), inv_k * np.ones(n))
-            )
-            out.append(tuple(self._local(x, axis, offsets) for x in whole))
-        return out
-
-    def _local(self, x, axis: int, offsets):
-        """The block's part along `axis` of a whole-grid profile `x` (unchanged on a whole grid)."""
-        m = self.grid.shape[axis]
-        if x.shape[axis] == m and isinstance(offsets[axis], int):
-            return x
-        return jax.lax.dynamic_slice_in_dim(x, offsets[axis], m, axis=axis)
-
-    def _cpml(self, axis: int, c_max, dt: float):
-        """`(b, a, 1/kappa)` at the points and at the half points along `axis`, or `None`."""
-        profiles = self._profiles(axis, c_max)
-        if profiles is None:
-            return None
-        out = []
-        for d, alpha, inv_k in profiles:
-            b = jnp.exp(-(d * inv_k + alpha) * dt)
-            # Guard the denominator: outside the layer d = alpha = 0 and 0/0 would poison gradients.
-            denom = jnp.where(d > 0, d + alpha / inv_k, 1.0)
-            a = jnp.where(d > 0, d * (b - 1) / denom * inv_k, 0.0)
-            out.extend([b, a, inv_k])
-        return tuple(out)
+    def _layers(self, c):
+        """Each axis's CPML profiles (points, half points) or `None`. The layers' damping is held fixed
+        under differentiation (it is not part of the model to invert); built from the largest
+        velocity of the whole grid (also on one block of it)."""
+        c_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(c)))
+        return [cpml_profiles(self.halo, self.grid, axis, c_max, self.f0) for axis in range(self.grid.ndim)]
 
     # ---- the operator ---------------------------------------------------------------------------
-    def _operator(self, p, inv_rho_face, t, cpml=None, memory=None, grid=None):
-        """`div(grad(p) / rho)` (with CPML memory updates), and the new memory; on `grid` (default the
-        model's; `split_evaluate` passes folded blocks), halos padded."""
+    def _divergence(self, t, p, inv_rho_faces, cpml, memory, grid=None):
+        """`div(grad(p) / rho)` (with CPML memory updates where `cpml` has a layer), and the new memory;
+        on `grid` (default the model's; folded blocks on the one-pass route), halos padded."""
         grid = self.grid if grid is None else grid
         total, new_memory = 0.0, []
         for axis in range(grid.ndim):
             dp = staggered_derivative(p, grid, axis, bc=self.halo, order=self.order, t=t)
-            coef = None if cpml is None else cpml[axis]
-            if coef is not None:
-                b, a, ik, bh, ah, ikh = coef
-                psi_p = bh * memory[axis][0] + ah * dp
-                dp = dp * ikh + psi_p
-            acc = dp * inv_rho_face[axis]
-            da = staggered_derivative(acc, grid, axis, bc=self.halo, order=self.order, t=t, forward=False, flux=True)
-            if coef is not None:
-                psi_a = b * memory[axis][1] + a * da
-                da = da * ik + psi_a
-                new_memory.append((psi_p, psi_a))
+            layer = cpml[axis]
+            if layer is not None:
+                psi_p = layer.faces.b * memory[axis].faces + layer.faces.a * dp
+                dp = dp * layer.faces.inv_kappa + psi_p
+            flux = dp * inv_rho_faces[axis]
+            div = staggered_derivative(flux, grid, axis, bc=self.halo, order=self.order, t=t, forward=False, flux=True)
+            if layer is not None:
+                psi_a = layer.points.b * memory[axis].points + layer.points.a * div
+                div = div * layer.points.inv_kappa + psi_a
+                new_memory.append(CPMLMemory(psi_p, psi_a))
             else:
                 new_memory.append(None)
-            total = total + da
+            total = total + div
         return total, tuple(new_memory)
 
-    def _operator_interior(self, p, inv_rho_face, cpml, memory):
-        """`_operator` on the points `R .. n - R - 1` of every axis (`R = order - 1`, its reach), from
+    def _divergence_interior(self, p, inv_rho_faces, cpml, memory):
+        """`_divergence` on the points `R .. n - R - 1` of every axis (`R = order - 1`, its reach), from
         shifted slices only: no halo, no padded copy, the same arithmetic in the same order."""
         nd, order, half, reach = self.grid.ndim, self.order, self.order // 2, self.order - 1
         total, new_memory = 0.0, []
@@ -262,34 +226,21 @@ class AcousticWave(AbstractWaveModel):
                 return take(across(x), axis, reach, n - reach)
 
             dp = staggered_valid(across(p), axis, order, h)
-            coef = None if cpml is None else cpml[axis]
-            if coef is not None:
-                b, a, ik, bh, ah, ikh = coef
-                psi_p = on_faces(bh) * on_faces(memory[axis][0]) + on_faces(ah) * dp
-                dp = dp * on_faces(ikh) + psi_p
-            acc = dp * on_faces(inv_rho_face[axis])
-            da = staggered_valid(acc, axis, order, h)
-            if coef is not None:
-                psi_a = inside(b) * inside(memory[axis][1]) + inside(a) * da
-                da = da * inside(ik) + psi_a
-                new_memory.append((take(psi_p, axis, half, half + n - 2 * reach), psi_a))
+            layer = cpml[axis]
+            if layer is not None:
+                points, faces = layer.points, layer.faces
+                psi_p = on_faces(faces.b) * on_faces(memory[axis].faces) + on_faces(faces.a) * dp
+                dp = dp * on_faces(faces.inv_kappa) + psi_p
+            flux = dp * on_faces(inv_rho_faces[axis])
+            div = staggered_valid(flux, axis, order, h)
+            if layer is not None:
+                psi_a = inside(points.b) * inside(memory[axis].points) + inside(points.a) * div
+                div = div * inside(points.inv_kappa) + psi_a
+                new_memory.append(CPMLMemory(take(psi_p, axis, half, half + n - 2 * reach), psi_a))
             else:
                 new_memory.append(None)
-            total = total + da
+            total = total + div
         return total, tuple(new_memory)
-
-    def _update(self, fields, grid=None):
-        """`(p_next, memory)` without the source: the leapfrog update `2p - p_prev + kappa dt^2 d`."""
-        t, p, p_prev, k_dt2, inv_rho_face, cpml, memory = fields
-        d, memory = self._operator(p, inv_rho_face, t, cpml, memory, grid=grid)
-        return 2 * p - p_prev + k_dt2 * d, memory
-
-    def _update_interior(self, fields):
-        """`_update` on the points `R .. n - R - 1` of every axis (`R = order - 1`), without halos."""
-        _, p, p_prev, k_dt2, inv_rho_face, cpml, memory = fields
-        d, memory = self._operator_interior(p, inv_rho_face, cpml, memory)
-        reach = self.order - 1
-        return 2 * inner(p, reach) - inner(p_prev, reach) + inner(k_dt2, reach) * d, memory
 
     def _inverse_face_density(self, rho):
         out = []
@@ -319,51 +270,42 @@ class AcousticWave(AbstractWaveModel):
         inside = jnp.all((local >= 0) & (local < jnp.asarray(self.grid.shape)), axis=-1)
         return jnp.clip(local, 0, jnp.asarray(self.grid.shape) - 1), inside
 
-    # ---- leapfrog -------------------------------------------------------------------------------
-    def leapfrog_prepare(self, params, dt):
+    # ---- what Leapfrog asks for ----------------------------------------------------------------
+    has_interior: ClassVar[bool] = True
+
+    def wave_coefficients(self, params, dt) -> WaveCoefficients:
         c, rho = self.medium(params)
-        # The layer's damping is held fixed under differentiation (it is not part of the model to invert).
-        c_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(c)))
-        return {
-            "c": c,
-            "k_dt2": rho * c**2 * dt**2,
-            "inv_rho": self._inverse_face_density(rho),
-            "source": self._source(params),
-            "cpml": tuple(self._cpml(ax, c_max, dt) for ax in range(self.grid.ndim)),
-        }
+        cpml = tuple(cpml_axis(profiles, dt) for profiles in self._layers(c))
+        operator = AcousticOperator(rho * c**2, self._inverse_face_density(rho), cpml)
+        return WaveCoefficients(operator, AcousticSource(c, self._source(params)))
 
-    def leapfrog_init(self, y0, dt, prep):
-        self.check_state(y0, "y0")
-        p0, v0 = y0["p"], y0["v"]
-        d, _ = self._operator(p0, prep["inv_rho"], 0.0)
-        p_prev = p0 - dt * v0 + 0.5 * prep["k_dt2"] * d  # Taylor start, second order in dt
-        memory = tuple(None if coef is None else (jnp.zeros_like(p0), jnp.zeros_like(p0)) for coef in prep["cpml"])
-        return p0, p_prev, memory
+    def acceleration(self, t, p, memory, operator: AcousticOperator, grid=None):
+        """`(kappa div(grad(p) / rho), new CPML memory)`; `memory=None`: without the layers' memory terms."""
+        cpml = operator.cpml if memory is not None else (None,) * self.grid.ndim
+        div, memory = self._divergence(t, p, operator.inv_rho_faces, cpml, memory, grid)
+        return operator.kappa * div, memory
 
-    def leapfrog_step(self, carry, t, dt, prep):
-        p, p_prev, memory = carry
-        fields, reach = (t, p, p_prev, prep["k_dt2"], prep["inv_rho"], prep["cpml"], memory), self.order - 1
-        if _one_pass(self.halo, self.grid, reach, memory):
-            # One pass over memory per step: interior from shifted slices, edge strips from folded blocks.
-            p_next, memory = split_evaluate(self._update, self._update_interior, fields, self.grid, reach)
-        else:
-            p_next, memory = self._update(fields)
-        return self._inject(p_next, prep["source"], prep["c"], t, dt**2), p, memory
+    def acceleration_interior(self, p, memory, operator: AcousticOperator):
+        div, memory = self._divergence_interior(p, operator.inv_rho_faces, operator.cpml, memory)
+        return inner(operator.kappa, self.order - 1) * div, memory
 
-    def leapfrog_observe(self, carry, dt, prep, save):
+    def add_source(self, field, t, source: AcousticSource, scale):
+        return self._inject(field, source.points, source.c, t, scale)
+
+    def initial_memory(self, p0, operator: AcousticOperator):
+        zeros = jnp.zeros_like(p0)
+        return tuple(None if layer is None else CPMLMemory(zeros, zeros) for layer in operator.cpml)
+
+    def position_velocity(self, y):
+        return y["p"], y["v"]
+
+    def wave_outputs(self, p, v, save):
         save = ("p", "seismogram") if save is None else ((save,) if isinstance(save, str) else tuple(save))
         unknown = [s for s in save if s not in _OUTPUTS]
         if unknown:
             raise ValueError(f"AcousticWave: save must name outputs among {_OUTPUTS}, got {unknown}")
-        p, p_prev, _ = carry
-        out = {"p": p, "v": (p - p_prev) / dt, "seismogram": self.record(p)}
-        return {k: out[k] for k in save}
-
-    @property
-    def leapfrog_reach(self) -> int:
-        """How far one leapfrog step reads along any axis (points): `order - 1`. Sets the halo width
-        of `sciax.parallel.shard(..., halo_every=k)` (`k * leapfrog_reach`)."""
-        return self.order - 1
+        out = {"p": lambda: p, "v": lambda: v, "seismogram": lambda: self.record(p)}
+        return {k: out[k]() for k in save}
 
     def leapfrog_stable_dt(self, params):
         self._source(params)  # checked here, before tracing, so a bad index is a ValueError
@@ -381,7 +323,7 @@ class AcousticWave(AbstractWaveModel):
     # ---- method of lines ------------------------------------------------------------------------
     def tendency(self, t, y, params):
         c, rho = self.medium(params)
-        d, _ = self._operator(y["p"], self._inverse_face_density(rho), t)
+        d, _ = self._divergence(t, y["p"], self._inverse_face_density(rho), (None,) * self.grid.ndim, None)
         dv = self._inject(rho * c**2 * d, self._source(params), c, t, 1.0)
         damping = self._damping(c)
         if damping is not None:
@@ -390,18 +332,10 @@ class AcousticWave(AbstractWaveModel):
 
     def _damping(self, c):
         """The layers' damping rate `d / kappa + alpha` (1/time) at the points, or `None` without CPML."""
-        c_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(c)))
-        profiles = [self._profiles(axis, c_max) for axis in range(self.grid.ndim)]
-        if all(x is None for x in profiles):
+        layers = [x for x in self._layers(c) if x is not None]
+        if not layers:
             return None
-        # The rate itself, not -log(b) at dt = 1: b = exp(-rate) underflows to 0 in float32 for
-        # realistic layers (rate > 87/time), which made the rate, and RK4's stable dt, inf.
-        total = 0.0
-        for x in profiles:
-            if x is not None:
-                d, alpha, inv_k = x[0]
-                total = total + jnp.where(d > 0, d * inv_k + alpha, 0.0)
-        return total
+        return sum(damping_rate(points) for points, _ in layers)
 
     def spectral_radius(self, params):
         """`(d_max, omega_max)`: the largest layer damping rate and the largest frequency (1/time),

@@ -1,56 +1,120 @@
-"""`Leapfrog`: explicit second-order time stepping for second-order-in-time (wave) models."""
+"""`Leapfrog`: explicit second-order time stepping for second-order-in-time (wave) models, and
+`AbstractWaveModel`, the physics it asks a wave model for."""
 
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import equinox as eqx
+import jax
 from jaxtyping import Array, PyTree
 
 from ..._step_counts import check_checkpoint, check_dt
+from ...grid import Grid, fits, inner, split_evaluate
 from .._fixed_step import AbstractFixedStep
 from ..fd._model import AbstractFDModel
 
 
+class WaveCoefficients(NamedTuple):
+    """What a wave model computes once per solve for steps of `dt`: `operator`, the grid-shaped
+    arrays `acceleration` reads (material parameters, layer coefficients), and `source`, whatever
+    `add_source` needs."""
+
+    operator: PyTree[Array]
+    source: Any
+
+
 class AbstractWaveModel(AbstractFDModel):
-    """An FD model of a second-order-in-time equation `p_tt = F(t, p)`, steppable by `Leapfrog`.
+    """An FD model of a second-order-in-time equation `p_tt = F(t, p) = K(p) + S(t)`, steppable by
+    `Leapfrog`: a spatial operator `K` (`acceleration`, which may carry memory variables, e.g. of
+    absorbing layers) and sources `S` (`add_source`).
 
     The state users give and get is first order (e.g. `{"p": p, "v": p_t}`), so
     `rhs` also drives any `sciax.ode` method; `Leapfrog` carries its own state
-    (e.g. the previous pressure and absorbing-layer memory) through these hooks.
+    (the field at two times and the model's memory).
     """
 
-    def leapfrog_prepare(self, params: PyTree, dt: float) -> PyTree:
-        """Coefficients computed once per solve from `params` (default: `params` unchanged)."""
-        return params
+    @abc.abstractmethod
+    def wave_coefficients(self, params: PyTree, dt: float) -> WaveCoefficients:
+        """The coefficients of steps of `dt`, computed once per solve from `params`."""
 
     @abc.abstractmethod
-    def leapfrog_init(self, y0: PyTree[Array], dt: float, params: PyTree) -> PyTree[Array]:
-        """The carried state at the first output time (`params` as returned by `leapfrog_prepare`)."""
+    def acceleration(
+        self, t: Array, p: Array, memory: PyTree, operator: PyTree, grid: Grid | None = None
+    ) -> tuple[Array, PyTree]:
+        """`(K(p), new memory)` on `grid` (default the model's; `Leapfrog`'s one-pass route passes
+        folded blocks); `memory=None`: without memory terms (the plain operator)."""
+
+    # Whether `acceleration_interior` is given (`Leapfrog`'s one-pass route on XLA:CPU).
+    has_interior: ClassVar[bool] = False
+
+    def acceleration_interior(self, p: Array, memory: PyTree, operator: PyTree) -> tuple[Array, PyTree]:
+        """`acceleration` on the points `R .. n - R - 1` of every axis (`R = leapfrog_reach`), from
+        shifted slices only (no halo), the memory likewise; models that give it set `has_interior`."""
+        raise NotImplementedError(f"{type(self).__name__} has no slice-only form of its acceleration")
+
+    def add_source(self, field: Array, t: Array, source: Any, scale: float) -> Array:
+        """`field + scale S(t)` (default: no sources)."""
+        return field
+
+    def initial_memory(self, p0: Array, operator: PyTree) -> PyTree:
+        """The memory variables at the start (default `None`: none)."""
+        return None
 
     @abc.abstractmethod
-    def leapfrog_step(self, carry: PyTree[Array], t: Array, dt: float, params: PyTree) -> PyTree[Array]:
-        """Advance the carried state from time `t` to `t + dt`."""
+    def position_velocity(self, y: PyTree[Array]) -> tuple[Array, Array]:
+        """`(p, p_t)` from a first-order state."""
 
     @abc.abstractmethod
-    def leapfrog_observe(self, carry: PyTree[Array], dt: float, params: PyTree, save) -> dict[str, Array]:
-        """The outputs named in `save` (or the model's defaults if `None`)."""
+    def wave_outputs(self, p: Array, v: Array, save) -> dict[str, Array]:
+        """The outputs named in `save` (or the model's defaults if `None`) from `p` and `p_t`."""
 
     @abc.abstractmethod
     def leapfrog_stable_dt(self, params: PyTree) -> Array:
         """The largest stable leapfrog step, `2 / omega_max`."""
+
+    @property
+    def leapfrog_reach(self) -> int:
+        """How far one leapfrog step (one `acceleration`) reads along any axis (points): by default
+        `rhs_reach`. Sets the halo width of `sciax.parallel.shard(..., halo_every=k)` (`k * leapfrog_reach`)."""
+        return self.rhs_reach
+
+
+class LeapfrogState(NamedTuple):
+    """The leapfrog carry: the field now and one step before, and the model's memory variables."""
+
+    p: Array
+    p_prev: Array
+    memory: PyTree
+
+
+class _Fields(NamedTuple):
+    """The inputs of one update, passed whole to `split_evaluate` (which folds their grid-shaped arrays)."""
+
+    t: Array
+    p: Array
+    p_prev: Array
+    operator: PyTree
+    memory: PyTree
 
 
 class Leapfrog(AbstractFixedStep):
     """The leapfrog (central-difference, Störmer–Verlet) scheme `p+ = 2p - p- + dt^2 F(t, p)` for an
     `AbstractWaveModel`, with fixed step `dt` over `lax.scan`.
 
-    Second order, symplectic (no energy drift), one evaluation of `F` per step.
+    Second order, symplectic (no energy drift), one evaluation of `F` per step,
+    started by the Taylor step `p- = p0 - dt v0 + dt^2 K(p0) / 2`.
     Raises `ValueError` (or at run time, under jit) stating the largest stable
     dt when `dt > 2 / omega_max`. `save` names the outputs kept at every `ts`
     (see the model, e.g. `AcousticWave`: `"p"`, `"v"`, `"seismogram"`); keeping
     only seismograms makes long runs and their gradients cheap in memory.
+
+    On XLA:CPU, for a model with `acceleration_interior` and a halo that folds (and no memory
+    variables), each step is one pass over memory (`sciax.grid.split_evaluate`: interior from
+    shifted slices, edge strips from folded blocks), the same values as the halo-padded step;
+    XLA:GPU fuses the padded step and is no faster split. Memory variables (CPML) made the
+    split step, and full-waveform-inversion gradients, slower than the padded one when measured.
 
     **Arguments:** `dt` (time units); `checkpoint` (steps per recomputed block
     in reverse mode, default 64: memory `~ (steps/64 + 64)` states).
@@ -64,25 +128,58 @@ class Leapfrog(AbstractFixedStep):
     def __init__(self, dt: float, *, checkpoint: int | None = 64):
         self.dt, self.checkpoint = check_dt("Leapfrog", dt), check_checkpoint("Leapfrog", checkpoint)
 
-    def solve(self, model, y0, ts, params, *, save=None, throw: bool = True):
+    def check_model(self, model) -> None:
         if not isinstance(model, AbstractWaveModel):
             raise TypeError(
                 f"simulate: Leapfrog steps second-order-in-time wave models (sciax.pde.AcousticWave), got "
                 f"{type(model).__name__}; use sciax.pde.RK4(dt) or a sciax.ode method for it"
             )
-        return super().solve(model, y0, ts, params, save=save, throw=throw)
 
     def stable_dt(self, model, params):
         return model.leapfrog_stable_dt(params)
 
-    def prepare(self, model, params):
-        return model.leapfrog_prepare(params, self.dt)
+    def step_reach(self, model):
+        return model.leapfrog_reach if isinstance(model, AbstractWaveModel) else None
 
-    def init(self, model, y0, params):
-        return model.leapfrog_init(y0, self.dt, params)
+    def prepare(self, model, params) -> WaveCoefficients:
+        return model.wave_coefficients(params, self.dt)
 
-    def step(self, model, carry, t, params):
-        return model.leapfrog_step(carry, t, self.dt, params)
+    def init(self, model, y0, coefficients: WaveCoefficients) -> LeapfrogState:
+        p0, v0 = model.position_velocity(y0)
+        k0, _ = model.acceleration(0.0, p0, None, coefficients.operator)
+        p_prev = p0 - self.dt * v0 + 0.5 * self.dt**2 * k0  # Taylor start, second order in dt
+        return LeapfrogState(p0, p_prev, model.initial_memory(p0, coefficients.operator))
 
-    def observe(self, model, carry, params, save):
-        return model.leapfrog_observe(carry, self.dt, params, save)
+    def step(self, model, state: LeapfrogState, t, coefficients: WaveCoefficients) -> LeapfrogState:
+        fields = _Fields(t, state.p, state.p_prev, coefficients.operator, state.memory)
+        reach = model.leapfrog_reach
+        update = lambda f, grid=None: self._update(model, f, grid)  # noqa: E731
+        if self._one_pass(model, state.memory, reach):
+            # One pass over memory per step: interior from shifted slices, edge strips from folded blocks.
+            interior = lambda f: self._update_interior(model, f, reach)  # noqa: E731
+            p_next, memory = split_evaluate(update, interior, fields, model.grid, reach)
+        else:
+            p_next, memory = update(fields)
+        return LeapfrogState(model.add_source(p_next, t, coefficients.source, self.dt**2), state.p, memory)
+
+    def observe(self, model, state: LeapfrogState, coefficients, save):
+        return model.wave_outputs(state.p, (state.p - state.p_prev) / self.dt, save)
+
+    def _update(self, model, f: _Fields, grid=None):
+        """`(p_next, memory)` without sources: `2p - p_prev + dt^2 K(p)`."""
+        k, memory = model.acceleration(f.t, f.p, f.memory, f.operator, grid)
+        return 2 * f.p - f.p_prev + self.dt**2 * k, memory
+
+    def _update_interior(self, model, f: _Fields, reach: int):
+        """`_update` on the points `R .. n - R - 1` of every axis (`R = reach`), without halos."""
+        k, memory = model.acceleration_interior(f.p, f.memory, f.operator)
+        return 2 * inner(f.p, reach) - inner(f.p_prev, reach) + self.dt**2 * k, memory
+
+    def _one_pass(self, model, memory, reach: int) -> bool:
+        return (
+            jax.default_backend() == "cpu"
+            and model.halo.foldable
+            and fits(model.grid, reach)
+            and not jax.tree_util.tree_leaves(memory)
+            and model.has_interior
+        )

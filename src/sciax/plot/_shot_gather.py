@@ -1,4 +1,7 @@
-"""`seismograms`: receiver traces as an image (time down, receiver across) or as wiggles."""
+"""`shot_gather`: receiver traces as an image (time down, receiver across) or as wiggles.
+
+Also exported as `sciax.plot.seismograms`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import xarray as xr
 from ._common import as_dataarray, coord_label, coord_values, image_extent, label, pyplot, require_dim
 
 
-def seismograms(
+def shot_gather(
     data: xr.DataArray,
     *,
     receiver_dim: str = "receiver",
@@ -18,6 +21,9 @@ def seismograms(
     wiggle: bool = False,
 ):
     """Plot a shot gather: one trace per receiver, time increasing downwards.
+
+    Draws the data that `sciax.pde.AcousticWave.seismograms` builds; the same
+    function is `sciax.plot.seismograms`.
 
     **Arguments:**
 
@@ -34,7 +40,7 @@ def seismograms(
 
     **Returns** the `Axes`.
     """
-    fn = "seismograms"
+    fn = "shot_gather"
     da = as_dataarray(data, fn)
     require_dim(da, time_dim, fn, "time_dim")
     require_dim(da, receiver_dim, fn, "receiver_dim")

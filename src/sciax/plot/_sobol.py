@@ -1,30 +1,30 @@
-"""`plot_sobol`: bar chart of first-order and total Sobol indices with their confidence intervals."""
+"""`sobol_bars`: bar chart of first-order and total Sobol indices with their confidence intervals."""
 
 from __future__ import annotations
 
 import numpy as np
 import xarray as xr
 
+from ._common import pyplot
 
-def plot_sobol(indices: xr.Dataset, ax=None, *, title: str | None = None):
+
+def sobol_bars(indices: xr.Dataset, ax=None, *, title: str | None = None):
     """Side-by-side bars of `S1` and `ST` per parameter, error bars from the bootstrap interval.
 
     `indices` is what `sciax.prob.sobol_indices` returns, reduced to one output
     (for time-resolved indices select a time first, e.g. `indices.isel(time=-1)`).
-    Returns the matplotlib `Axes`.
+    Returns the matplotlib `Axes`. Also available as `sciax.prob.plot_sobol`.
     """
-    import matplotlib.pyplot as plt
-
+    fn = "sobol_bars"
     if not isinstance(indices, xr.Dataset) or "S1" not in indices or "ST" not in indices:
-        raise TypeError("plot_sobol: indices must be the Dataset returned by sciax.prob.sobol_indices")
+        raise TypeError(f"{fn}: indices must be the Dataset returned by sciax.prob.sobol_indices")
     extra = [d for d in indices["S1"].dims if d != "parameter"]
     if extra:
         raise ValueError(
-            f"plot_sobol: the indices have output dims {extra}; select one output first, "
-            f"e.g. indices.isel({extra[0]}=-1)"
+            f"{fn}: the indices have output dims {extra}; select one output first, e.g. indices.isel({extra[0]}=-1)"
         )
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.2 + 0.8 * indices.sizes["parameter"], 3.5))
+        _, ax = pyplot().subplots(figsize=(1.2 + 0.8 * indices.sizes["parameter"], 3.5))
     names = [str(p) for p in indices["parameter"].values]
     x = np.arange(len(names))
     width = 0.38

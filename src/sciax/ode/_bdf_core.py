@@ -1,0 +1,91 @@
+"""The numerical core of `BDF`: NDF/BDF formulas of orders 1-5 in backward-difference form.
+
+Follows Shampine & Reichelt, "The MATLAB ODE Suite", SIAM J. Sci. Comput. 18
+(1997) 1 (the NDFs of `ode15s`, also scipy's `BDF`): the solution history is a
+table `D` of modified divided differences, `D[0] = y_n`, `D[k] = ∇^k y_n` at constant
+step `h`. A step predicts `y = Σ_{k≤q} D[k]`, corrects it by a simplified Newton
+iteration on `(I - cJ) Δ = c f - ψ - d` with `c = h/α_q`, and the error is
+`C_{q} d`. A change of step by a factor `r` rewrites `D` with the matrices `R(r) U`
+(loc. cit. §2.3). Everything here has fixed shapes (the order is a traced integer
+and rows above it are masked), so the whole integration compiles into one loop.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+MAX_ORDER = 5
+NEWTON_MAXITER = 4
+MIN_FACTOR, MAX_FACTOR = 0.2, 10.0
+
+# NDF coefficients kappa_q (Shampine & Reichelt 1997, Table 1); kappa = 0 gives the BDFs.
+KAPPA = np.array([0.0, -0.1850, -1.0 / 9.0, -0.0823, -0.0415, 0.0])
+GAMMA = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, MAX_ORDER + 1))])
+
+
+def rms(x):
+    return jnp.sqrt(jnp.mean(jnp.square(x)))
+
+
+def _r_matrix(factor):
+    """`R(r)` of Shampine & Reichelt §2.3 for the largest order; rows/columns above the current order are masked."""
+    i = np.arange(1, MAX_ORDER + 1)[:, None]
+    j = np.arange(1, MAX_ORDER + 1)[None, :]
+    body = (i - 1 - factor * j) / i
+    m = jnp.zeros((MAX_ORDER + 1, MAX_ORDER + 1), jnp.result_type(factor, float))
+    m = m.at[0].set(1.0).at[1:, 1:].set(body)
+    return jnp.cumprod(m, axis=0)
+
+
+def change_step(d_table, order, factor):
+    """Rewrite the difference table for a step `factor` times the current one."""
+    ru = _r_matrix(factor) @ _r_matrix(jnp.ones_like(factor))
+    k = np.arange(MAX_ORDER + 1)
+    mask = (k[:, None] <= order) & (k[None, :] <= order)
+    ru = jnp.where(mask, ru, jnp.eye(MAX_ORDER + 1, dtype=ru.dtype))
+    head = jnp.einsum("kj,kn->jn", ru, d_table[: MAX_ORDER + 1])
+    return d_table.at[: MAX_ORDER + 1].set(head)
+
+
+def predict(d_table, order):
+    rows = np.arange(d_table.shape[0])[:, None]
+    return jnp.sum(jnp.where(rows <= order, d_table, 0.0), axis=0)
+
+
+def psi(d_table, order, alpha):
+    """`Σ_{k=1..q} γ_k D[k] / α_q`, the history term of the corrector."""
+    weights = jnp.where(np.arange(1, MAX_ORDER + 1) <= order, GAMMA[1:], 0.0)
+    return jnp.einsum("k,kn->n", weights, d_table[1 : MAX_ORDER + 1]) / alpha[order]
+
+
+def accept(d_table, order, d):
+    """The table after an accepted step with correction `d` (the new `∇^{q+1}` and `∇^{q+2}`)."""
+    d_table = d_table.at[order + 2].set(d - d_table[order + 1])
+    d_table = d_table.at[order + 1].set(d)
+    rows = np.arange(d_table.shape[0])[:, None]
+    head = jnp.where(rows <= order + 1, d_table, 0.0)
+    tail_sums = jnp.flip(jnp.cumsum(jnp.flip(head, 0), axis=0), 0)
+    return jnp.where(rows <= order, tail_sums, d_table)
+
+
+def interpolate(d_table, order, t, h, t_eval):
+    """The interpolating polynomial of the last step at `t_eval` (in `[t - h, t]`)."""
+    k = np.arange(MAX_ORDER)
+    x = (t_eval - (t - h * k)) / (h * (1 + k))
+    x = jnp.where(k < order, x, 0.0)
+    p = jnp.cumprod(x)
+    return d_table[0] + jnp.einsum("k,kn->n", p, d_table[1 : MAX_ORDER + 1])
+
+
+def initial_step(f, t0, y0, f0, rtol, atol, span):
+    """Hairer, Nørsett & Wanner, Solving ODEs I, §II.4 (order 1), capped at the interval length."""
+    scale = atol + rtol * jnp.abs(y0)
+    d0, d1 = rms(y0 / scale), rms(f0 / scale)
+    h0 = jnp.where((d0 < 1e-5) | (d1 < 1e-5), 1e-6, 0.01 * d0 / jnp.where(d1 == 0, 1.0, d1))
+    h0 = jnp.minimum(h0, span)
+    f1 = f(t0 + h0, y0 + h0 * f0)
+    d2 = rms((f1 - f0) / scale) / h0
+    big = jnp.maximum(d1, d2)
+    h1 = jnp.where(big <= 1e-15, jnp.maximum(1e-6, h0 * 1e-3), jnp.sqrt(0.01 / jnp.where(big == 0, 1.0, big)))
+    return jnp.minimum(jnp.minimum(100 * h0, h1), span)

@@ -1,0 +1,59 @@
+"""The sparse-Jacobian options shared by the stiff methods: a pattern given, or asked of the model."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse as sp
+from jax.experimental import sparse as jsparse
+from jax.flatten_util import ravel_pytree
+
+from ..linalg import SparsityPattern, check_sparsity_pattern
+
+
+def as_jacobian(jacobian):
+    """A sparsity pattern given as a matrix becomes a hashable `SparsityPattern` (with its diagonal)."""
+    if sp.issparse(jacobian) or isinstance(jacobian, (SparsityPattern, jsparse.BCOO, np.ndarray)):
+        return SparsityPattern(jacobian, with_diagonal=True)
+    return jacobian  # a string or a function; the method's __check_init__ refuses anything else
+
+
+def is_sparse(jacobian) -> bool:
+    return isinstance(jacobian, SparsityPattern) or (isinstance(jacobian, str) and jacobian == "sparse")
+
+
+def resolve_pattern(method: str, jacobian, model, y0, params):
+    """The pattern to use (the model's for `"sparse"`), checked against the state and, when concrete, probed.
+
+    A pattern missing a nonzero would silently corrupt the Jacobian (the entry is
+    added to another of its colour), so with a concrete `y0` and `params` one random
+    Jacobian–vector product is compared at `y0` and a mismatch names the row.
+    """
+    if not is_sparse(jacobian):
+        return jacobian
+    if isinstance(jacobian, str):
+        pattern = model.jacobian_sparsity(y0)
+        if pattern is None:
+            raise ValueError(
+                f"{method}: jacobian='sparse' needs a model that knows its Jacobian's sparsity "
+                f"(model.jacobian_sparsity), and {type(model).__name__} does not; pass the pattern itself, "
+                "jacobian=<scipy sparse matrix of shape (n, n)>"
+            )
+        jacobian = as_jacobian(pattern)
+    y_flat, unravel = ravel_pytree(y0)
+    n = y_flat.size
+    if jacobian.shape != (n, n):
+        raise ValueError(
+            f"{method}: the jacobian sparsity pattern has shape {jacobian.shape}, but the state has {n} entries "
+            f"(flattened), so it must be ({n}, {n})"
+        )
+    leaves = jax.tree_util.tree_leaves((y0, params))
+    if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+        t0 = jnp.zeros((), y_flat.dtype)
+        rhs = jax.jit(lambda y: ravel_pytree(model.rhs(t0, unravel(y), params))[0])
+        try:
+            check_sparsity_pattern(rhs, y_flat, jacobian, num_probes=1)
+        except ValueError as err:
+            raise ValueError(f"{method}: {err}") from None
+    return jacobian

@@ -266,7 +266,8 @@ class _Stepper(eqx.Module):
         if self.lazy_factorisation:
             refactor = ~s["factors_valid"] | (jnp.abs(ratio - 1) > _MAX_RATIO_CHANGE) | (s["factor_age"] >= _MAX_AGE)
         else:
-            refactor = ~s["factors_valid"] | (ratio != 1)
+            # Any real change of c (round-off in recomputing c must not count as one).
+            refactor = ~s["factors_valid"] | (jnp.abs(ratio - 1) > 1e-12)
         factors = jax.lax.cond(refactor, lambda: self.linear.factor(s["jac"], c.astype(h.dtype)), lambda: s["factors"])
         nlu = s["nlu"] + refactor.astype(jnp.int32)
         correction = jnp.where(refactor, 1.0, 2.0 / (1.0 + ratio))

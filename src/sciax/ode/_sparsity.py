@@ -49,11 +49,34 @@ def resolve_pattern(method: str, jacobian, model, y0, params):
             f"(flattened), so it must be ({n}, {n})"
         )
     leaves = jax.tree_util.tree_leaves((y0, params))
-    if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):
+    if not any(isinstance(leaf, jax.core.Tracer) for leaf in leaves) and _first_check(model, jacobian):
         t0 = jnp.zeros((), y_flat.dtype)
         rhs = jax.jit(lambda y: ravel_pytree(model.rhs(t0, unravel(y), params))[0])
         try:
             check_sparsity_pattern(rhs, y_flat, jacobian, num_probes=1)
         except ValueError as err:
             raise ValueError(f"{method}: {err}") from None
+        _remember(model, jacobian)
     return jacobian
+
+
+_CHECKED: set = set()
+
+
+def _first_check(model, pattern) -> bool:
+    """Whether this (model, pattern) pair still needs its probe: a pair that passed once is not
+    probed again (repeated eager solves would compile it each time); unhashable models always are."""
+    try:
+        key = (model, pattern)
+        if key in _CHECKED:
+            return False
+    except TypeError:
+        return True
+    return True
+
+
+def _remember(model, pattern) -> None:
+    try:
+        _CHECKED.add((model, pattern))
+    except TypeError:
+        pass

@@ -11,6 +11,9 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
 - SDEs (`SDE(drift, diffusion, ...)`, `key=` option): `EulerMaruyama`,
   `StratonovichHeun`, `Milstein` (`ItoMilstein`, `StratonovichMilstein`), and for
   additive noise `SRA1`, `ShARK`; `ensemble_stats` summarises a vmapped ensemble;
+- ensembles of small systems: `simulate_ensemble` integrates every member in its own
+  loop inside one kernel (Pallas/Triton on a GPU), the vmapped solve's result without
+  its lockstep;
 - IMEX (needs `ODE(explicit=..., implicit=...)`): `KenCarp3`, `KenCarp4`, `KenCarp5`.
 
 Models ready to simulate: `lotka_volterra`, `van_der_pol`, `lorenz`, `sir`, `seir`,
@@ -53,6 +56,7 @@ from ._sde_methods import (
     StratonovichHeun,
     StratonovichMilstein,
 )
+from ._simulate_ensemble import simulate_ensemble
 from ._stiff_catalogue import hires, pollu, stiff_problem
 
 __all__ = [
@@ -85,6 +89,7 @@ __all__ = [
     "SRA1",
     "ShARK",
     "ensemble_stats",
+    "simulate_ensemble",
     "KenCarp3",
     "KenCarp4",
     "KenCarp5",

@@ -7,6 +7,8 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
 - stiff (implicit): `ImplicitEuler`, `Kvaerno3`, `Kvaerno4`, `Kvaerno5`;
 - stiff (linearly implicit Rosenbrock–Wanner, one Jacobian per step): `Rodas5P`,
   `Rodas4`, `Ros3P`, `Ros34PW2`; dense or matrix-free (`lineax`) stage solves;
+  also mass-matrix problems `ODE(f, mass_matrix=M)`, index-1 DAEs included
+  (`consistent_initial_state` solves the algebraic variables of `y0`);
 - automatic: `Auto()` picks `Tsit5` or `Rodas5P` from a stiffness estimate;
 - SDEs (`SDE(drift, diffusion, ...)`, `key=` option): `EulerMaruyama`,
   `StratonovichHeun`, `Milstein` (`ItoMilstein`, `StratonovichMilstein`), and for
@@ -14,6 +16,8 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
 - ensembles of small systems: `simulate_ensemble` integrates every member in its own
   loop inside one kernel (Pallas/Triton on a GPU), the vmapped solve's result without
   its lockstep;
+- delay differential equations (`DDE(vector_field, delays, history)`): `MethodOfSteps`
+  (Tsit5 or Dopri5, steps up to the smallest delay, discontinuity tracking);
 - IMEX (needs `ODE(explicit=..., implicit=...)`): `KenCarp3`, `KenCarp4`, `KenCarp5`.
 
 Models ready to simulate: `lotka_volterra`, `van_der_pol`, `lorenz`, `sir`, `seir`,
@@ -37,6 +41,9 @@ from diffrax import BacksolveAdjoint, ForwardMode, RecursiveCheckpointAdjoint
 from ._auto import Auto
 from ._bdf import BDF
 from ._catalogue import lorenz, lotka_volterra, robertson, van_der_pol
+from ._dae import consistent_initial_state
+from ._dde import DDE
+from ._dde_method import MethodOfSteps
 from ._diffrax_method import AbstractDiffraxMethod
 from ._ensemble import ensemble_stats
 from ._epidemic import seir, sir
@@ -63,6 +70,8 @@ __all__ = [
     "BDF",
     "ODE",
     "SDE",
+    "DDE",
+    "MethodOfSteps",
     "Auto",
     "AbstractDiffraxMethod",
     "Euler",
@@ -90,6 +99,7 @@ __all__ = [
     "ShARK",
     "ensemble_stats",
     "simulate_ensemble",
+    "consistent_initial_state",
     "KenCarp3",
     "KenCarp4",
     "KenCarp5",

@@ -33,6 +33,7 @@ from .._method import AbstractMethod
 from .._solution import Solution
 from ..linalg import SparseLU, SparsityPattern, sparse_jacobian, sparse_solve
 from . import _bdf_core as core
+from ._adjoint_loop import loop_kind
 from ._sparsity import as_jacobian, resolve_pattern
 
 _MAX_RATIO_CHANGE, _MAX_AGE = 0.3, 20
@@ -125,7 +126,11 @@ class BDF(AbstractMethod):
         adjoint: diffrax.AbstractAdjoint | None = None,
         throw: bool = True,
     ) -> Solution:
-        loop_kind = _loop_kind(adjoint)
+        if getattr(model, "mass_rows", None) is not None:
+            raise TypeError(
+                "simulate: BDF does not take a mass matrix yet; use sciax.ode.Rodas5P() or Rodas4() for M dy/dt = f"
+            )
+        kind = loop_kind("BDF", adjoint)
         rtol = _checks.check_positive("rtol", rtol)
         atol = _checks.check_positive("atol", atol)
         dt0 = _checks.check_positive("dt0", dt0)
@@ -138,7 +143,7 @@ class BDF(AbstractMethod):
         def f(t, y):
             return ravel_pytree(model.rhs(t, unravel(y), params))[0]
 
-        setup = (rtol, atol, dt0, max_steps, self.ndf, self.lazy_factorisation, loop_kind)
+        setup = (rtol, atol, dt0, max_steps, self.ndf, self.lazy_factorisation, kind)
         state, stats = _integrate(f, linear, (unravel, params), y_flat, ts, *setup)
         success = state["status"] == _DONE
         ys = jax.vmap(unravel)(jnp.where(jnp.arange(ts.size)[:, None] < state["idx"], state["ys"], jnp.inf))
@@ -163,18 +168,7 @@ def _coefficients(ndf: bool, dtype):
     return jnp.asarray(alpha, dtype), jnp.asarray(error_const, dtype)
 
 
-def _loop_kind(adjoint) -> str:
-    if adjoint is None or isinstance(adjoint, diffrax.RecursiveCheckpointAdjoint):
-        return "checkpointed"
-    if isinstance(adjoint, diffrax.ForwardMode):
-        return "lax"
-    raise ValueError(
-        "BDF: adjoint must be None or diffrax.RecursiveCheckpointAdjoint() (reverse mode, the default) or "
-        f"diffrax.ForwardMode() (jax.jvp / jax.jacfwd), got {type(adjoint).__name__}"
-    )
-
-
-def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, loop_kind):
+def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, kind):
     dtype = y0.dtype
     alpha, error_const = _coefficients(ndf, dtype)
     t0, t_end = ts[0], ts[-1]
@@ -209,7 +203,7 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, l
     )
     step = _Stepper(f, linear, args, ts, rtol, atol, max_steps, newton_tol, alpha, error_const, lazy)
     state = eqxi.while_loop(
-        lambda s: s["status"] == _RUNNING, step.iterate, state, max_steps=max_steps + ts.size + 1, kind=loop_kind
+        lambda s: s["status"] == _RUNNING, step.iterate, state, max_steps=max_steps + ts.size + 1, kind=kind
     )
     stats = dict(
         num_steps=state["steps"],

@@ -58,6 +58,8 @@ class AbstractDiffraxMethod(AbstractMethod):
     # costs an extra pass over the output of every solve, which a large vmapped
     # ensemble feels (benchmarks/ode_ensemble.py, "simulate vs diffeqsolve").
     saves_final: ClassVar[bool] = False
+    # Whether the method integrates `M dy/dt = f` (a model's mass_matrix, DAEs included).
+    solves_mass_matrix: ClassVar[bool] = False
     options: ClassVar[tuple[str, ...]] = (
         "rtol",
         "atol",
@@ -128,6 +130,11 @@ class AbstractDiffraxMethod(AbstractMethod):
           where the solve stopped (with an event, for Rosenbrock methods, and in the
           re-run), otherwise the last output time reached.
         """
+        if getattr(model, "mass_rows", None) is not None and not self.solves_mass_matrix:
+            raise TypeError(
+                f"simulate: {type(self).__name__} cannot solve M dy/dt = f (the model has a mass_matrix); "
+                "use a Rosenbrock method: sciax.ode.Rodas5P(), Rodas4(), Ros3P() or Ros34PW2()"
+            )
         adaptive = self._resolve_adaptive(adaptive)
         rtol = _checks.check_positive("rtol", rtol)
         atol = _checks.check_positive("atol", atol)

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import equinox as eqx
 import jax
-from jaxtyping import Array, PyTree, Real
+import numpy as np
+from jaxtyping import Array, ArrayLike, PyTree, Real
 
 from .._labels import Labels
 from .._method import AbstractMethod
@@ -32,6 +33,15 @@ class ODE(AbstractModel):
       and a 3-vector (`None` in a shape for any length), `(n,)` for one array, `{}` for
       no params (`None` or `{}` must then be passed). Missing or unexpected keys and
       wrong shapes raise an error naming them. Default `None`: nothing is checked.
+    - `mass_matrix`: a constant `M` for `M dy/dt = f(t, y, params)`, an `(n, n)` array
+      over the flattened state (or its diagonal, shape `(n,)`). Singular `M` makes a
+      differential-algebraic system (DAE) of index 1: a zero row is an algebraic
+      equation `0 = f_i`, a zero column an algebraic variable. Solved by the
+      Rosenbrock methods (`Rodas5P`, `Rodas4`, `Ros3P`, `Ros34PW2`), which are
+      built for it; other methods refuse such a model. See `sciax.ode.consistent_initial_state`.
+    - `consistent_init`: for a DAE, `True` (default) solves the algebraic variables
+      of `y0` from the algebraic equations before integrating (Newton, optimistix;
+      differentiable); `False` only checks them and raises, naming the violated rows.
 
     Functions are static configuration; everything to be differentiated or
     batched over belongs in `params`. The default method is `Tsit5()`.
@@ -42,6 +52,8 @@ class ODE(AbstractModel):
     implicit: Callable | None = eqx.field(static=True)
     _labels: Labels = eqx.field(static=True)
     param_spec: ParamSpec | None = eqx.field(static=True)
+    mass_rows: tuple[tuple[float, ...], ...] | None = eqx.field(static=True)
+    consistent_init: bool = eqx.field(static=True)
 
     def __init__(
         self,
@@ -54,6 +66,8 @@ class ODE(AbstractModel):
         long_names: Mapping[str, str] | None = None,
         time_units: str | None = None,
         param_shapes: Mapping[str, tuple] | tuple | None = None,
+        mass_matrix: ArrayLike | None = None,
+        consistent_init: bool = True,
     ):
         if (explicit is None) != (implicit is None):
             raise ValueError("ODE: give both explicit= and implicit= (an IMEX split) or neither")
@@ -69,6 +83,13 @@ class ODE(AbstractModel):
         self.implicit = implicit
         self._labels = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
         self.param_spec = ParamSpec.build(param_shapes, "ODE")
+        # Kept as nested tuples: constant, hashable configuration, like the functions.
+        self.mass_rows = None if mass_matrix is None else _check_mass_matrix(mass_matrix)
+        if not isinstance(consistent_init, bool):
+            raise TypeError(f"ODE: consistent_init must be True or False, got {consistent_init!r}")
+        self.consistent_init = consistent_init
+        if mass_matrix is not None and explicit is not None:
+            raise ValueError("ODE: a mass matrix with an IMEX split is not supported; give vector_field=")
 
     def rhs(self, t: Real[Array, ""], y: PyTree[Array], params: PyTree) -> PyTree[Array]:
         return self.vector_field(t, y, params)
@@ -86,9 +107,25 @@ class ODE(AbstractModel):
     def labels(self) -> Labels:
         return self._labels
 
+    @property
+    def mass_matrix(self) -> np.ndarray | None:
+        """The constant mass matrix `M` (`(n, n)`, over the flattened state), or `None` for `dy/dt = f`."""
+        return None if self.mass_rows is None else np.asarray(self.mass_rows)
+
     def check_params(self, params: PyTree) -> None:
         if self.param_spec is not None:
             self.param_spec.check(params)
+
+
+def _check_mass_matrix(mass_matrix) -> tuple[tuple[float, ...], ...]:
+    m = np.asarray(mass_matrix)
+    if m.ndim == 1:
+        m = np.diag(m)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.dtype.kind not in "fiu" or not np.all(np.isfinite(m)):
+        raise ValueError(
+            f"ODE: mass_matrix must be a finite real (n, n) array or its diagonal (n,), got {m.dtype} shape {m.shape}"
+        )
+    return tuple(tuple(float(v) for v in row) for row in m)
 
 
 class _Sum(eqx.Module):

@@ -90,12 +90,18 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     - `reject_failures`: a failed step gives an infinite error estimate so an
       adaptive controller retries it smaller (`True`), or ends the solve (`False`,
       for constant steps, which cannot be retried).
+    - `mass_rows`: the constant mass matrix `M` of `M y' = f` as nested tuples over the
+      flattened state, or `None` (`M = I`). With `M`, the stages solve
+      `(M - hγ J) k_i = hγ f_i + hγ h d_i ∂f/∂t + γ M Σ_j C_ij k_j` (Hairer & Wanner II,
+      §VI.4, eq. 4.12 scaled by hγ); a singular `M` is an index-1 DAE, for which the
+      Rodas methods are designed (Rodas4: Hairer & Wanner; Rodas5P: Steinebach 2023).
     """
 
     tableau: RosenbrockTableau = eqx.field(static=True)
     jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto")
     linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
     reject_failures: bool = eqx.field(static=True, default=True)
+    mass_rows: tuple | None = eqx.field(static=True, default=None)
 
     term_structure: ClassVar = diffrax.AbstractTerm
     interpolation_cls: ClassVar[Callable[..., RosenbrockInterpolation]] = RosenbrockInterpolation
@@ -135,7 +141,10 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
                 fi = f(t0 + tab["c"][i] * h, ui)
             # hγ times the stage right-hand side: γ C_ij k_j replaces hγ (C_ij/h) k_j,
             # so a zero step never divides by zero.
-            rhs = hg * fi + (hg * h * tab["d"][i]) * dfdt + self.tableau.gamma * _combine(tab["c_mat"][i, :i], ks)
+            memory = _combine(tab["c_mat"][i, :i], ks)
+            if self.mass_rows is not None and i > 0:
+                memory = self._mass(dtype) @ memory
+            rhs = hg * fi + (hg * h * tab["d"][i]) * dfdt + self.tableau.gamma * memory
             k, solved = solve_stage(rhs)
             ok = ok & solved
             ks.append(k)
@@ -161,6 +170,13 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
         y1_tree = unravel(y1)
         dense_info = dict(y0=y0, y1=y1_tree, k=jax.vmap(unravel)(dense))
         return y1_tree, unravel(err), dense_info, span, result
+
+    def _mass(self, dtype) -> Array:
+        return jnp.asarray(self.mass_rows, dtype=dtype)
+
+    def _identity(self, y) -> Array:
+        """`M` of `M y' = f` (the identity for an ODE), as a dense matrix."""
+        return jnp.eye(y.size, dtype=y.dtype) if self.mass_rows is None else self._mass(y.dtype)
 
     def _linearise(self, f, t0, y, args, hg, unravel):
         """`f(t0, y)`, `∂f/∂t(t0, y)` and `solve_stage(r) -> (k, ok)` solving `(I - hγ J) k = r`."""
@@ -210,14 +226,17 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             f0, dfdt = jax.jvp(lambda t: f(t, y), (t0,), (one,))
             jac = self.jacobian(t0, unravel(y), args)
             if isinstance(jac, lx.AbstractLinearOperator):
-                return f0, dfdt, lx.IdentityLinearOperator(jax.eval_shape(lambda: y)) - hg * jac
+                identity = lx.IdentityLinearOperator(jax.eval_shape(lambda: y))
+                if self.mass_rows is not None:
+                    identity = lx.MatrixLinearOperator(self._identity(y))
+                return f0, dfdt, identity - hg * jac
             jac = jnp.asarray(jac)
             if jac.shape != (y.size, y.size):
                 raise ValueError(
                     f"simulate: jacobian(t, y, params) returned shape {jac.shape}; expected "
                     f"({y.size}, {y.size}) for a state with {y.size} entries (flattened)"
                 )
-            return f0, dfdt, lx.MatrixLinearOperator(jnp.eye(y.size, dtype=y.dtype) - hg * jac)
+            return f0, dfdt, lx.MatrixLinearOperator(self._identity(y) - hg * jac)
         # One linearisation of f in (t, y) gives the value, ∂f/∂t and ∂f/∂y·v.
         f0, lin = jax.linearize(f, t0, y)
         dfdt = lin(one, jnp.zeros_like(y))
@@ -227,7 +246,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             matvec = lambda v: v - hg * lin(zero_t, v)  # noqa: E731
             return f0, dfdt, lx.FunctionLinearOperator(matvec, jax.eval_shape(lambda: y))
         jac = jax.vmap(lambda v: lin(zero_t, v), out_axes=1)(jnp.eye(y.size, dtype=y.dtype))
-        return f0, dfdt, lx.MatrixLinearOperator(jnp.eye(y.size, dtype=y.dtype) - hg * jac)
+        return f0, dfdt, lx.MatrixLinearOperator(self._identity(y) - hg * jac)
 
 
 def _default_solver(operator: lx.AbstractLinearOperator) -> lx.AbstractLinearSolver:

@@ -373,6 +373,8 @@ def _kernel_refusal(model, method, y0, params, in_axes, members, block) -> str |
         return "the kernel path forms each member's dense Jacobian itself: leave jacobian and linear_solver unset"
     if model.imex_split() is not None:
         return "the kernel path runs a plain right-hand side, not an IMEX split"
+    if model.mass_matrix is not None:
+        return "the kernel path has no mass matrix (M dy/dt = f): the vmapped Rosenbrock solve takes it"
     shape = jnp.shape(y0)[1:] if in_axes[0] == 0 else jnp.shape(y0)
     if len(shape) != 1:
         return f"the kernel path needs each member's state to be a 1-D array, got shape {shape}"

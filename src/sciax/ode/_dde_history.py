@@ -1,0 +1,121 @@
+"""The past of a DDE solve: a ring buffer of the dense output of the last accepted steps.
+
+A method of steps needs `y(s)` at every delayed argument `s = t - tau` of every
+stage (Bellen & Zennaro 2003, §3.2-3.3): from the history function for
+`s <= t0`, otherwise from the continuous extension (dense output) of the step
+that contains `s`. Keeping every step would make memory grow with the length
+of the solve and, inside a fixed-size `jax` loop carry, require `max_steps`
+slots; a ring buffer of the last `capacity` steps bounds it by
+`capacity x (stages + 2) x n` floats (the step's ends `y0`, `y1` and its stage
+increments `k`, what diffrax's Runge–Kutta interpolations take). A delayed
+argument older than the oldest kept step is reported, not silently
+extrapolated: `capacity` must then be raised.
+
+Lookups are branch-free (`jnp` masks and gathers), so they run under `jit`,
+`vmap` and both modes of autodiff; the "double `where`" keeps the gradient
+finite when the unused branch would divide by zero (an empty slot) or
+evaluate the history outside its domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int, Real
+
+
+class StepBuffer(eqx.Module):
+    """The last `capacity` accepted steps; slot `count % capacity` is written next.
+
+    `t0`, `t1`: each step's ends `(capacity,)`; `y0`, `y1`: `(capacity, n)`;
+    `k`: stage increments `(capacity, stages, n)`; `count`: steps written so far.
+    """
+
+    t0: Real[Array, " H"]
+    t1: Real[Array, " H"]
+    y0: Float[Array, "H n"]
+    y1: Float[Array, "H n"]
+    k: Float[Array, "H s n"]
+    count: Int[Array, ""]
+
+    @classmethod
+    def empty(cls, capacity: int, stages: int, y: Float[Array, " n"]) -> StepBuffer:
+        zeros = jnp.zeros((capacity,), y.dtype)
+        states = jnp.zeros((capacity, y.size), y.dtype)
+        k = jnp.zeros((capacity, stages, y.size), y.dtype)
+        return cls(zeros, zeros, states, states, k, jnp.zeros((), jnp.int32))
+
+    @property
+    def capacity(self) -> int:
+        return self.t0.shape[0]
+
+    def push(self, t0, t1, y0, y1, k) -> StepBuffer:
+        """Store an accepted step, overwriting the oldest once the buffer is full."""
+        p = self.count % self.capacity
+        return StepBuffer(
+            self.t0.at[p].set(t0),
+            self.t1.at[p].set(t1),
+            self.y0.at[p].set(y0),
+            self.y1.at[p].set(y1),
+            self.k.at[p].set(k),
+            self.count + 1,
+        )
+
+    def _oldest(self) -> Int[Array, ""]:
+        return jnp.where(self.count > self.capacity, self.count % self.capacity, 0)
+
+    def slot_of(self, s: Real[Array, ""]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+        """The slot of the kept step containing `s` (the last one if `s` lies beyond it) and
+        whether `s` is older than every kept step (its step was overwritten)."""
+        h = self.capacity
+        filled = jnp.minimum(self.count, h)
+        valid = jnp.arange(h) < filled
+        # Kept steps in logical (time) order have increasing t1: the number of them ending
+        # before s is the logical index of the step containing s.
+        logical = jnp.sum(valid & (self.t1 < s))
+        logical = jnp.clip(logical, 0, jnp.maximum(filled - 1, 0))
+        oldest = self._oldest()
+        too_old = (self.count > h) & (s < self.t0[oldest])
+        return (oldest + logical) % h, too_old
+
+    def evaluate(self, interpolation_cls, slot: Int[Array, ""], s: Real[Array, ""], usable: Bool[Array, ""]):
+        """The dense output of the step in `slot` at `s`; finite values and gradients when not `usable`."""
+        t0 = jnp.where(usable, self.t0[slot], 0.0)
+        t1 = jnp.where(usable, self.t1[slot], 1.0)
+        s = jnp.where(usable, s, 0.5)
+        interp = interpolation_cls(t0=t0, t1=t1, y0=self.y0[slot], y1=self.y1[slot], k=self.k[slot])
+        return interp.evaluate(s)
+
+    def last(self, interpolation_cls, s: Real[Array, ""]) -> Float[Array, " n"]:
+        """The dense output of the most recent step at `s` (zeros before any step)."""
+        usable = self.count > 0
+        return self.evaluate(interpolation_cls, (self.count - 1) % self.capacity, s, usable)
+
+
+def delayed_states(
+    buffer: StepBuffer,
+    interpolation_cls,
+    history: Callable,
+    params,
+    t_start: Real[Array, ""],
+    s: Real[Array, " m"],
+) -> tuple[Float[Array, "m n"], Bool[Array, ""]]:
+    """`y(s_j)` for every delayed argument `s_j`: the history for `s_j <= t_start`, else the
+    dense output of the kept step containing it. Also whether any `s_j` was older than the buffer."""
+
+    def one(s_j):
+        in_history = s_j <= t_start
+        slot, too_old = buffer.slot_of(s_j)
+        usable = ~in_history & (buffer.count > 0)
+        from_steps = buffer.evaluate(interpolation_cls, slot, s_j, usable)
+        from_history = history(jnp.where(in_history, s_j, t_start), params)
+        return jnp.where(in_history, from_history, from_steps), ~in_history & too_old
+
+    values, too_old = jax.vmap(one)(s)
+    return values, jnp.any(too_old)
+
+
+__all__ = ["StepBuffer", "delayed_states"]

@@ -79,10 +79,12 @@ class MethodOfSteps(AbstractMethod):
     Options of `sciax.simulate`: `rtol`, `atol` (default `1e-6`), `dt0` (first step,
     automatic by default; the fixed step with `adaptive=False`), `adaptive` (default
     `True`), `max_steps` (step attempts, default 16384), `history_steps` (capacity of
-    the ring buffer of past steps' dense output, default 4096; memory
+    the ring buffer of past steps' dense output, default 256; memory
     `history_steps x (stages + 2) x n` floats, `stages + 2 = 9` for both pairs; a
     delayed argument older than the oldest kept step stops the solve, as a failure
-    asking to raise `history_steps`), `adjoint` (`None`: reverse mode through a
+    asking to raise `history_steps`; it only needs to hold the steps of one delay window,
+    and under `jax.vmap` each step's write costs in proportion to it, so keep it modest for
+    ensembles), `adjoint` (`None`: reverse mode through a
     checkpointed loop; `diffrax.ForwardMode()` for `jax.jvp`), `throw`.
 
     `stats`: `num_steps`, `num_accepted_steps`, `num_rejected_steps`, `num_rhs_evals`,
@@ -128,7 +130,7 @@ class MethodOfSteps(AbstractMethod):
         dt0: float | None = None,
         adaptive: bool = True,
         max_steps: int = 16384,
-        history_steps: int = 4096,
+        history_steps: int = 256,
         adjoint: diffrax.AbstractAdjoint | None = None,
         throw: bool = True,
     ) -> Solution:
@@ -167,6 +169,7 @@ class MethodOfSteps(AbstractMethod):
             stepper.iterate,
             state,
             max_steps=max_steps + ts.size + 1,
+            buffers=lambda s: (s["buffer"].t0, s["buffer"].t1, s["buffer"].y0, s["buffer"].y1, s["buffer"].k),
             kind=loop_kind("MethodOfSteps", adjoint),
         )
         status = state["status"]
@@ -277,15 +280,27 @@ class _Stepper(eqx.Module):
         return jnp.minimum(100 * h0, h1)
 
     def iterate(self, s):
-        """One loop iteration: write the next output if the last step reached it, else attempt a step."""
-        pending = self.ts[s["idx"]] <= s["t"]
-        return jax.lax.cond(pending, lambda s: self._write_output(s), lambda s: self._attempt(s), s)
+        """One loop iteration: write the next output if the last step reached it, else attempt a step.
 
-    def _write_output(self, s):
+        The step buffer stays out of the branch: the branch returns the step to store (and
+        whether to), and the write happens after it, in place. Passing the buffer through a
+        `cond` (a `select` under `vmap`) would copy all of it every iteration."""
+        pending = self.ts[s["idx"]] <= s["t"]
+        buffer = s["buffer"]
+        rest = {k: v for k, v in s.items() if k != "buffer"}
+        new, step = jax.lax.cond(
+            pending, lambda r: self._write_output(r, buffer), lambda r: self._attempt(r, buffer), rest
+        )
+        return dict(new, buffer=buffer.push(*step))
+
+    def _write_output(self, s, buffer):
         t_out = self.ts[s["idx"]]
-        y = jnp.where(t_out == s["t"], s["y"], s["buffer"].last(self.interpolation_cls, t_out))
+        y = jnp.where(t_out == s["t"], s["y"], buffer.last(self.interpolation_cls, t_out))
         idx = s["idx"] + 1
-        return dict(s, ys=s["ys"].at[s["idx"]].set(y), idx=idx, status=jnp.where(idx == self.ts.size, DONE, RUNNING))
+        new = dict(s, ys=s["ys"].at[s["idx"]].set(y), idx=idx, status=jnp.where(idx == self.ts.size, DONE, RUNNING))
+        stages = len(self.tableau.c) + 1
+        nothing = (s["t"], s["t"], s["y"], s["y"], jnp.zeros((stages,) + s["y"].shape, s["y"].dtype), jnp.array(False))
+        return new, nothing
 
     def _next_breakpoint(self, t, tau):
         """The first of `t_end` and `{t0 + sums of delays}` after `t` (round-off ahead of `t` excluded)."""
@@ -293,8 +308,8 @@ class _Stepper(eqx.Module):
         ahead = points > t + 100 * jnp.finfo(t.dtype).eps * jnp.maximum(1.0, jnp.abs(t))
         return jnp.minimum(jnp.min(jnp.where(ahead, points, jnp.inf)), self.ts[-1])
 
-    def _attempt(self, s):
-        t, y, buffer = s["t"], s["y"], s["buffer"]
+    def _attempt(self, s, buffer):
+        t, y = s["t"], s["y"]
         tau = jnp.asarray(self.model.delays(t, y, self.params), t.dtype)
         h_wanted = s["h"] if self.adaptive else jnp.asarray(self.dt0, t.dtype)
         h = jnp.minimum(h_wanted, jnp.min(tau))
@@ -334,16 +349,9 @@ class _Stepper(eqx.Module):
             nfev=s["nfev"] + len(self.tableau.c),
             rejected=s["rejected"] + (~accept).astype(jnp.int32),
         )
-        accepted = dict(
-            new,
-            t=t_new,
-            y=y1,
-            f0=f,
-            buffer=buffer.push(t, t_new, y, y1, jnp.stack(ks)),
-        )
-        new = jax.tree_util.tree_map(
-            lambda a, b: jnp.where(accept & ~too_old & ~bad & ~out_of_steps, a, b), accepted, new
-        )
+        keep = accept & ~too_old & ~bad & ~out_of_steps
+        accepted = dict(new, t=t_new, y=y1, f0=f)
+        new = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), accepted, new)
         t_now = jax.lax.stop_gradient(t)
         collapsed = h < 10 * jnp.abs(jnp.nextafter(t_now, jnp.inf) - t_now)
         status = jnp.select(
@@ -351,7 +359,8 @@ class _Stepper(eqx.Module):
             [BAD_DELAY, HISTORY_TOO_SHORT, MAX_STEPS, STEP_COLLAPSED],
             RUNNING,
         )
-        return dict(new, status=jnp.where(status != RUNNING, status, new["status"]).astype(jnp.int32))
+        new = dict(new, status=jnp.where(status != RUNNING, status, new["status"]).astype(jnp.int32))
+        return new, (t, t_new, y, y1, jnp.stack(ks), keep)
 
 
 def _rms(x: Float[Array, " n"]) -> Float[Array, ""]:

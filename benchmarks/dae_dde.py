@@ -6,7 +6,12 @@ Prints `name: value` lines (headers start with '#'); reports numbers, asserts no
 - `dae_*`: Robertson's kinetics in DAE form (`y1 + y2 + y3 = 1` as the algebraic row),
   t in [0, 1e5], sciax `Rodas5P` on `ODE(f, mass_matrix=diag(1, 1, 0))` against scipy's
   `Radau` on the ODE form (scipy has no DAE solver) with its analytic Jacobian, at the
-  same rtol (atol = 1e-4 rtol); relative errors against a Radau run at rtol 1e-12.
+  same rtol (atol = 1e-4 rtol); relative errors against a Radau run at rtol 1e-12; and
+  sciax `BDF` on the same DAE.
+- `dae_mol_*`: a large DAE, Fisher–KPP by the method of lines (`--mol-cells` points)
+  with its two boundary values as algebraic variables, sparse sciax `BDF` against
+  scipy's `BDF` and `Radau` with `jac_sparsity` on the ODE left after eliminating the
+  boundary values by hand; errors against scipy Radau at rtol 1e-10.
 - `dde_*`: an ensemble of Mackey–Glass equations (beta 0.2, gamma 0.1, n 10, delay
   tau ~ U(15, 19), history 0.5, t in [0, 100]) by `jax.vmap` over `MethodOfSteps`,
   against the scipy recipe for a DDE: the method of steps with one `solve_ivp` (RK45,
@@ -83,6 +88,87 @@ def dae_part(repeats):
         print(f"{name}_time_ratio_sciax_over_scipy: {sciax_s / scipy_s:.3g}")
         print(f"{name}_sciax_max_rel_error: {np.max(np.abs(np.asarray(ys) - ref) / scale):.3g}")
         print(f"{name}_scipy_max_rel_error: {np.max(np.abs(ys_scipy - ref) / scale):.3g}")
+        bdf = jax.jit(
+            lambda y0, r=rtol, a=atol: (
+                sciax.simulate(
+                    model, y0, jnp.asarray(T_DAE), None, method=sciax.ode.BDF(), rtol=r, atol=a, max_steps=100_000
+                ).ys
+            )
+        )
+        jax.block_until_ready(bdf(y0))
+        ys_bdf, bdf_s = median_time(lambda f=bdf, y=y0: jax.block_until_ready(f(y)), repeats)
+        print(f"{name}_sciax_BDF_s: {bdf_s:.4g}")
+        print(f"{name}_BDF_time_ratio_sciax_over_scipy: {bdf_s / scipy_s:.3g}")
+        print(f"{name}_sciax_BDF_max_rel_error: {np.max(np.abs(np.asarray(ys_bdf) - ref) / scale):.3g}")
+
+
+def fisher_dae(t, u, p):
+    """Fisher–KPP u_t = D u_xx + u (1 - u) by the method of lines; the boundary values are
+    algebraic variables: u(0, t) = 1 (a driven end) and a Neumann row u_N - u_(N-1) = 0."""
+    dx = 1.0 / (u.size - 1)
+    inner = p["D"] * (u[:-2] - 2 * u[1:-1] + u[2:]) / dx**2 + u[1:-1] * (1 - u[1:-1])
+    return jnp.concatenate([jnp.stack([u[0] - 1.0]), inner, jnp.stack([u[-1] - u[-2]])])
+
+
+def fisher_reduced(t, w, d, dx):
+    u = np.concatenate([[1.0], w, [w[-1]]])
+    return d * (u[:-2] - 2 * u[1:-1] + u[2:]) / dx**2 + w * (1 - w)
+
+
+def mol_dae_part(n, repeats):
+    """A large DAE: sparse BDF on the method-of-lines DAE against scipy's BDF and Radau with
+    `jac_sparsity` on the ODE left after eliminating the two algebraic boundary values by hand."""
+    import scipy.sparse as sps
+
+    d, t_end, rtol = 1e-3, 20.0, 1e-6
+    x = np.linspace(0.0, 1.0, n)
+    ts = np.linspace(0.0, t_end, 5)
+    mass = np.ones(n)
+    mass[[0, -1]] = 0.0
+    model = sciax.ode.ODE(fisher_dae, mass_matrix=mass)
+    u0 = np.exp(-50 * x)
+    pattern = sps.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(n, n))
+    reduced_pattern = sps.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(n - 2, n - 2))
+    args = (d, x[1])
+
+    def scipy_run(method, r):
+        return solve_ivp(
+            fisher_reduced,
+            (0, t_end),
+            u0[1:-1],
+            method,
+            ts,
+            args=args,
+            rtol=r,
+            atol=r * 1e-2,
+            jac_sparsity=reduced_pattern,
+        ).y.T
+
+    ref = scipy_run("Radau", 1e-10)
+    run = jax.jit(
+        lambda y0: (
+            sciax.simulate(
+                model,
+                y0,
+                jnp.asarray(ts),
+                {"D": d},
+                method=sciax.ode.BDF(jacobian=pattern),
+                rtol=rtol,
+                atol=rtol * 1e-2,
+            ).ys
+        )
+    )
+    y0 = jnp.asarray(u0)
+    jax.block_until_ready(run(y0))
+    ys, sciax_s = median_time(lambda: jax.block_until_ready(run(y0)), repeats)
+    name = f"dae_mol_fisher_n{n}_rtol{rtol:g}"
+    print(f"{name}_sciax_BDF_sparse_s: {sciax_s:.4g}")
+    print(f"{name}_sciax_BDF_sparse_max_abs_error: {np.max(np.abs(np.asarray(ys)[:, 1:-1] - ref)):.3g}")
+    for method in ("BDF", "Radau"):
+        ys_scipy, scipy_s = median_time(lambda m=method: scipy_run(m, rtol), repeats)
+        print(f"{name}_scipy_{method}_reduced_ode_s: {scipy_s:.4g}")
+        print(f"{name}_scipy_{method}_max_abs_error: {np.max(np.abs(ys_scipy - ref)):.3g}")
+        print(f"{name}_time_ratio_sciax_over_scipy_{method}: {sciax_s / scipy_s:.3g}")
 
 
 def mackey_glass(t, y, yd, p):
@@ -158,9 +244,11 @@ def main():
     parser.add_argument("--members", type=int, default=1000)
     parser.add_argument("--baseline-members", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--mol-cells", type=int, default=2000)
     args = parser.parse_args()
     print(f"# device: {jax.devices()[0].device_kind}, jax {jax.__version__}, float64")
     dae_part(args.repeats)
+    mol_dae_part(args.mol_cells, args.repeats)
     dde_part(args.members, args.baseline_members, args.repeats)
 
 

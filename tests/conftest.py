@@ -8,7 +8,7 @@ jax.config.update("jax_enable_x64", True)
 # Modules whose compiled programs are large (unrolled per-member kernels, DAE/DDE loops) and
 # not shared with other modules: their executables are dropped when the module ends, so a
 # long-lived xdist worker does not carry them into the memory-hungry tests that follow.
-_HEAVY_MODULES = ("test_simulate_ensemble", "test_ensemble_sde", "test_dae", "test_dde")
+_HEAVY_MODULES = ("test_simulate_ensemble", "test_ensemble_sde", "test_dae", "test_dde", "test_dde_stiff")
 
 
 @pytest.fixture(autouse=True, scope="module")

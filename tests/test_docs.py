@@ -27,6 +27,7 @@ API_PAGES = {
     "api/pde.md": "sciax.pde",
     "api/pde-spectral.md": "sciax.pde.spectral",
     "api/pde-fd.md": "sciax.pde.fd",
+    "api/pde-fv.md": "sciax.pde.fv",
     "api/pde-waves.md": "sciax.pde.waves",
     "api/linalg.md": "sciax.linalg",
     "api/prob.md": "sciax.prob",

@@ -6,6 +6,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import lineax as lx
 import numpy as np
 import pytest
 import scipy.linalg
@@ -212,6 +213,11 @@ BRUSS_Z0 = jnp.asarray(
     np.concatenate([np.repeat(22 * (_x * (1 - _x)) ** 1.5, BRUSS_N), np.tile(27 * (_x * (1 - _x)) ** 1.5, BRUSS_N)])
 )
 BRUSS_TS = jnp.array([0.0, 0.5, 1.5])
+# (I - c alpha lap)^-1 on both species by FFT: the Newton-Krylov preconditioner for this problem.
+BRUSS_DIFFUSION = sciax.ode.DiffusionPreconditioner(
+    sciax.grid.Grid((BRUSS_N, BRUSS_N), 1.0 / (BRUSS_N - 1)), sciax.pde.Periodic(), lambda alpha: alpha
+)
+KRYLOV = sciax.ode.BDF(jacobian="jvp", linear_solver=lx.GMRES(rtol=1e-8, atol=1e-14), preconditioner=BRUSS_DIFFUSION)
 
 
 @functools.cache
@@ -233,9 +239,10 @@ def _bruss_radau():
     [
         sciax.ode.BDF(jacobian=BRUSS_PATTERN),
         sciax.ode.Rodas5P(jacobian=BRUSS_PATTERN),
-        sciax.ode.Rodas5P(jacobian=BRUSS_PATTERN, linear_solver=__import__("lineax").GMRES(rtol=1e-12, atol=1e-12)),
+        sciax.ode.Rodas5P(jacobian=BRUSS_PATTERN, linear_solver=lx.GMRES(rtol=1e-12, atol=1e-12)),
+        KRYLOV,
     ],
-    ids=["bdf-sparse-lu", "rodas5p-sparse-lu", "rodas5p-sparse-gmres"],
+    ids=["bdf-sparse-lu", "rodas5p-sparse-lu", "rodas5p-sparse-gmres", "bdf-newton-krylov"],
 )
 def test_sparse_jacobian_paths_agree_with_radau(method):
     sol = sciax.simulate(BRUSS, BRUSS_Z0, BRUSS_TS, 0.1, method=method, rtol=1e-9, atol=1e-9)
@@ -252,15 +259,41 @@ def test_grad_through_a_sparse_solve_matches_the_dense_jacobian():
     np.testing.assert_allclose(sparse, fd, rtol=1e-4)
 
 
+def test_newton_krylov_under_vmap_and_jvp():
+    # Forward mode: reverse mode through GMRES inside the checkpointed loop works too, but compiles for minutes.
+    def loss(a):
+        sol = sciax.simulate(BRUSS, BRUSS_Z0, BRUSS_TS, a, method=KRYLOV, rtol=1e-8, atol=1e-8, adjoint=ForwardMode())
+        return jnp.sum(sol.ys[-1])
+
+    alphas = jnp.array([0.08, 0.12])
+    values, tangents = jax.jit(jax.vmap(lambda a: jax.jvp(loss, (a,), (jnp.ones_like(a),))))(alphas)
+    single = jax.jit(loss)
+    eps = 1e-4
+    for i, alpha in enumerate(alphas):
+        np.testing.assert_allclose(values[i], single(alpha), rtol=1e-10)
+        fd = (single(alpha + eps) - single(alpha - eps)) / (2 * eps)
+        np.testing.assert_allclose(tangents[i], fd, rtol=1e-5)
+
+
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match=r"must be \(72, 72\)"):
         sciax.simulate(BRUSS, BRUSS_Z0, BRUSS_TS, 0.1, method=sciax.ode.BDF(jacobian=sp.identity(10)))
     with pytest.raises(ValueError, match="nonzero outside the pattern in row"):
         sciax.simulate(BRUSS, BRUSS_Z0, BRUSS_TS, 0.1, method=sciax.ode.BDF(jacobian=sp.identity(72)))
-    with pytest.raises(ValueError, match="jacobian_sparsity"):
-        sciax.simulate(BRUSS, BRUSS_Z0, BRUSS_TS, 0.1, method=sciax.ode.Rodas5P(jacobian="sparse"))
+    # no pattern of its own, and one automatic detection cannot find (an FFT couples everything)
+    spectral = sciax.ode.ODE(lambda t, z, a: a * jnp.fft.irfft(jnp.fft.rfft(z), n=z.size))
+    with pytest.raises(ValueError, match="jacobian_sparsity.*'fft'"):
+        sciax.simulate(spectral, BRUSS_Z0, BRUSS_TS, 0.1, method=sciax.ode.Rodas5P(jacobian="sparse"))
     with pytest.raises(ValueError, match="jacobian must be"):
         sciax.ode.BDF(jacobian="banded")
+    with pytest.raises(TypeError, match="needs linear_solver=lineax.GMRES"):
+        sciax.ode.BDF(jacobian="jvp")
+    with pytest.raises(TypeError, match="preconditioner must be"):
+        sciax.ode.BDF(preconditioner=BRUSS_DIFFUSION)
+    wrong_grid = sciax.ode.DiffusionPreconditioner(sciax.grid.Grid((5, 5), 0.25), sciax.pde.Periodic(), 0.1)
+    with pytest.raises(ValueError, match="whole fields on the grid"):
+        method = sciax.ode.BDF(jacobian="jvp", linear_solver=lx.GMRES(rtol=1e-8, atol=1e-14), preconditioner=wrong_grid)
+        sciax.simulate(BRUSS, BRUSS_Z0, BRUSS_TS, 0.1, method=method)
     with pytest.raises(TypeError, match="SparseLU"):
         sciax.ode.BDF(linear_solver=__import__("lineax").LU())
 
@@ -274,6 +307,18 @@ def test_failure_is_reported_not_garbage():
     assert float(sol.stats["t_reached"]) < float(ROBER_TS[-1])
     with pytest.raises(Exception, match="max_steps"):
         sciax.simulate(ROBER, jnp.array([1.0, 0.0, 0.0]), ROBER_TS, ROBER_K, method=sciax.ode.BDF(), max_steps=20)
+
+
+def test_non_finite_newton_updates_are_counted_and_end_in_a_reported_failure():
+    # f is NaN below y = 0.5, which y = exp(-t) reaches at t = ln 2: every Newton update there is
+    # non-finite, the step shrinks until it collapses, and the solve stops there instead of returning NaN.
+    model = sciax.ode.ODE(lambda t, y, p: jnp.where(y < 0.5, jnp.nan, -y))
+    sol = sciax.simulate(model, jnp.ones(1), jnp.array([0.0, 1.0]), None, method=sciax.ode.BDF(), throw=False)
+    assert not bool(sol.success)
+    assert np.all(np.isinf(np.asarray(sol.ys[-1])))
+    np.testing.assert_allclose(float(sol.stats["t_reached"]), np.log(2.0), rtol=1e-3)
+    assert int(sol.stats["num_nonfinite_linear_solves"]) >= 1
+    assert int(sol.stats["num_newton_failures"]) >= int(sol.stats["num_nonfinite_linear_solves"])
 
 
 def test_fd_models_supply_their_pattern():

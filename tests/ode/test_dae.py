@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import lineax as lx
 import numpy as np
 import pytest
 import scipy.sparse
@@ -47,7 +48,7 @@ def _rober_np(t, y):
     return [-0.04 * a + 1e4 * b * c, 0.04 * a - 1e4 * b * c - 3e7 * b * b, 3e7 * b * b]
 
 
-@pytest.mark.parametrize("method", ["Rodas5P", "Rodas4"])
+@pytest.mark.parametrize("method", ["Rodas5P", "Rodas4", "BDF"])
 def test_robertson_dae_against_scipy_radau_on_the_ode_form(method):
     ts = np.array([0.0, 1.0, 10.0, 100.0, 1e3, 1e4])
     dae = sciax.ode.ODE(_rober_dae, mass_matrix=[1.0, 1.0, 0.0])
@@ -137,8 +138,6 @@ def test_bad_input():
     y0 = jnp.array([0.0, 0.0])
     with pytest.raises(TypeError, match="cannot solve M dy/dt = f"):
         sciax.simulate(LINEAR, y0, TS, {"a": 1.0}, method=sciax.ode.Tsit5())
-    with pytest.raises(TypeError, match="BDF does not take a mass matrix"):
-        sciax.simulate(LINEAR, y0, TS, {"a": 1.0}, method=sciax.ode.BDF())
     with pytest.raises(ValueError, match="state has 3 entries"):
         sciax.simulate(
             sciax.ode.ODE(lambda t, y, p: -y, mass_matrix=[1.0, 0.0]), jnp.ones(3), TS, None, method=sciax.ode.Rodas5P()
@@ -154,6 +153,76 @@ def test_bad_input():
         sciax.simulate(index3, jnp.array([0.6, -0.8, 0.0, 0.0, 0.0]), TS, None, method=sciax.ode.Rodas5P())
     with pytest.raises(ValueError, match="mass_matrix must be"):
         sciax.ode.ODE(_linear, mass_matrix=[[1.0, 0.0]])
-    with pytest.raises(ValueError, match="dense Jacobian"):
-        pattern = scipy.sparse.csr_matrix(np.ones((2, 2)))
-        sciax.simulate(LINEAR, y0, TS, {"a": 1.0}, method=sciax.ode.Rodas5P(jacobian=pattern))
+
+
+def test_bdf_error_follows_the_tolerance_on_a_dae_with_exact_solution():
+    # Variable order, so no single order: the error is proportional to rtol (Shampine's tolerance proportionality).
+    errors = []
+    for rtol in (1e-5, 1e-9):
+        sol = sciax.simulate(
+            LINEAR, jnp.array([0.0, 0.3]), TS, {"a": 1.0}, method=sciax.ode.BDF(), rtol=rtol, atol=rtol
+        )
+        errors.append(np.max(np.abs(sol.ys - _linear_exact(TS))))
+        assert errors[-1] < 30 * rtol, (rtol, errors[-1])
+    assert errors[0] / errors[-1] > 1e3, errors
+
+
+def _heat_with_boundary_rows(t, u, p):
+    """Method-of-lines heat equation; the boundary values are algebraic variables (zero mass rows)."""
+    dx = 1.0 / (u.size - 1)
+    inner = (u[:-2] - 2 * u[1:-1] + u[2:]) / dx**2
+    return jnp.concatenate([jnp.stack([u[0] - p["g"] * jnp.sin(3 * t)]), inner, jnp.stack([u[-1]])])
+
+
+def test_sparse_bdf_on_a_method_of_lines_dae_against_scipy_on_the_reduced_ode():
+    n, g = 33, 0.2
+    x = np.linspace(0.0, 1.0, n)
+    dx = x[1]
+    mass = np.ones(n)
+    mass[[0, -1]] = 0.0
+    model = sciax.ode.ODE(_heat_with_boundary_rows, mass_matrix=mass)
+    pattern = scipy.sparse.diags([1.0, 1.0, 1.0], [-1, 0, 1], shape=(n, n))
+    start = jnp.asarray(np.sin(np.pi * x)).at[0].set(0.7)  # inconsistent boundary value: solved to g sin(0) = 0
+    ts = np.linspace(0.0, 0.5, 6)
+
+    def reduced(t, w):
+        u = np.concatenate([[g * np.sin(3 * t)], w, [0.0]])
+        return (u[:-2] - 2 * u[1:-1] + u[2:]) / dx**2
+
+    ref = solve_ivp(reduced, (0, 0.5), np.sin(np.pi * x[1:-1]), method="Radau", t_eval=ts, rtol=1e-12, atol=1e-12).y.T
+    methods = (
+        sciax.ode.BDF(jacobian=pattern),
+        sciax.ode.BDF(jacobian="jvp", linear_solver=lx.GMRES(rtol=1e-10, atol=1e-14)),
+        sciax.ode.Rodas5P(jacobian=pattern),
+        sciax.ode.Rodas5P(jacobian="jvp", linear_solver=lx.GMRES(rtol=1e-12, atol=1e-12)),
+    )
+    for method in methods:
+        sol = sciax.simulate(model, start, ts, {"g": g}, method=method, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(sol.ys[:, 1:-1], ref, atol=2e-7)
+        np.testing.assert_allclose(sol.ys[:, 0], g * np.sin(3 * ts), atol=1e-12)
+
+
+def test_bdf_dae_under_jit_vmap_and_grad():
+    run = jax.jit(
+        lambda a: (
+            sciax.simulate(
+                LINEAR, jnp.array([0.0, 0.0]), TS, {"a": a}, method=sciax.ode.BDF(), rtol=1e-10, atol=1e-10
+            ).ys
+        )
+    )
+    many = jax.vmap(run)(jnp.array([0.5, 2.0]))
+    for i, a in enumerate((0.5, 2.0)):
+        np.testing.assert_allclose(many[i], _linear_exact(TS, a), atol=2e-8)
+    loss = lambda a: jnp.sum(run(a)[-1])  # noqa: E731
+    fd = (loss(1.0 + 1e-6) - loss(1.0 - 1e-6)) / 2e-6
+    np.testing.assert_allclose(jax.grad(loss)(1.0), fd, rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(loss)(1.0), np.sum(_linear_exact(TS[-1])), rtol=1e-6)  # linear in a
+
+
+@pytest.mark.parametrize("method", ["BDF", "Rodas5P"])
+def test_a_mass_matrix_outside_the_sparsity_pattern_is_refused(method):
+    mass = [[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    model = sciax.ode.ODE(lambda t, y, p: jnp.stack([-y[0], -y[1], y[2] - 1.0]), mass_matrix=mass)
+    pattern = scipy.sparse.identity(3, format="csr")
+    with pytest.raises(ValueError, match=r"nonzero at \(0, 1\) outside"):
+        sciax.simulate(model, jnp.ones(3), TS, None, method=getattr(sciax.ode, method)(jacobian=pattern))

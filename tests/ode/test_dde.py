@@ -5,6 +5,7 @@ independent NumPy method of steps (Mackey–Glass), its convergence order, and
 
 from __future__ import annotations
 
+from fractions import Fraction
 from math import factorial, sqrt
 
 import equinox as eqx
@@ -62,29 +63,48 @@ COSINE_HISTORY = DDE(
 )
 
 
-@pytest.mark.parametrize("rk", [sciax.ode.Tsit5(), sciax.ode.Dopri5()])
-def test_convergence_order_fixed_steps(rk):
-    """y' = -y(t - 1), history cos(3t) (the polynomial solutions of history 1 are reproduced
-    exactly): fixed steps 1/N with the breakpoints on the grid, error at t = 3 against N = 256
-    falls as N^-5."""
+def _exact_unit_delay_rational(k: int) -> float:
+    """`_exact_unit_delay` at the integer `k`, summed in exact rational arithmetic."""
+    return float(sum(Fraction((-1) ** j * (k - j + 1) ** j, factorial(j)) for j in range(k + 1)))
 
-    def solve(n):
-        sol = sciax.simulate(
-            COSINE_HISTORY,
-            jnp.ones(1),
-            jnp.array([0.0, 3.0]),
-            None,
-            method=MethodOfSteps(rk),
-            adaptive=False,
-            dt0=1 / n,
-        )
-        assert int(sol.stats["num_accepted_steps"]) == 3 * n and int(sol.stats["num_rejected_steps"]) == 0
-        return float(sol.ys[-1, 0])
 
-    reference = solve(256)
-    errors = np.array([abs(solve(n) - reference) for n in (8, 16, 32)])
-    slopes = np.log2(errors[:-1] / errors[1:])
-    assert np.all(slopes > 4.5) and np.all(slopes < 5.5), (errors, slopes)
+ORDER_SPAN = 7  # up to t = 5 the 5th-order methods reproduce the polynomial pieces exactly
+
+
+@eqx.filter_jit
+def _fixed_step_unit_delay(method, dt0):
+    # At most 16 steps per delay window: a 64-slot buffer (vmapped, jax 0.12 compiles 256 slots slowly).
+    ts = jnp.arange(ORDER_SPAN + 1.0)
+    options = dict(adaptive=False, dt0=dt0, history_steps=64)
+    return sciax.simulate(LINEAR, jnp.ones(1), ts, {"tau": 1.0, "h": 1.0}, method=method, **options)
+
+
+@pytest.mark.parametrize(
+    "rk, order",
+    [
+        (sciax.ode.Tsit5(), 5),
+        (sciax.ode.Dopri5(), 5),
+        (sciax.ode.Rodas5P(), 5),
+        (sciax.ode.Rodas4(), 4),
+        (sciax.ode.Ros34PW2(), 3),  # a cubic Hermite dense output, at one more evaluation per step
+    ],
+)
+def test_convergence_order_fixed_steps_against_exact_solution(rk, order):
+    """y' = -y(t - 1), history 1, on [0, 7] against its exact piecewise polynomial at the
+    integers, fixed steps 1/m (all breakpoints on the grid): the error falls as m^-order. The
+    pieces have degree k on [k - 1, k]; the 5th-order methods and their 4th-order dense output
+    are exact up to degree 4, so their error appears only past t = 5 (and stays round-off
+    before: delayed values and one-sided time derivatives at the breakpoints are right)."""
+    ms = np.array([2, 4, 8, 16])
+    sol = jax.vmap(lambda dt0: _fixed_step_unit_delay(MethodOfSteps(rk), dt0))(jnp.asarray(1.0 / ms))
+    np.testing.assert_array_equal(sol.stats["num_accepted_steps"], ORDER_SPAN * ms)
+    np.testing.assert_array_equal(sol.stats["num_rejected_steps"], 0)
+    exact = np.array([_exact_unit_delay_rational(k) for k in range(ORDER_SPAN + 1)])
+    errors = np.abs(np.asarray(sol.ys[:, :, 0]) - exact)
+    if order == 5:
+        assert errors[:, :5].max() < 1e-13
+    slopes = np.log2(errors.max(axis=1)[:-1] / errors.max(axis=1)[1:])
+    assert np.all(np.abs(slopes - order) < 0.5), (errors.max(axis=1), slopes)
 
 
 # --- Mackey–Glass against an independent NumPy method of steps ---------------------
@@ -175,7 +195,8 @@ def test_state_dependent_delay_exact_solution():
 def test_jit_vmap_over_params_and_history():
     ts = jnp.linspace(0.0, 3.0, 7)
     params = {"tau": jnp.array([0.8, 1.0, 1.3]), "h": jnp.array([1.0, 0.5, 2.0])}
-    batch = jax.vmap(lambda p: _solve_linear_jit(p, ts, rtol=1e-8, atol=1e-8))(params)
+    # A buffer sized to the problem: under vmap, jax 0.12 compiles the default 256 slots very slowly.
+    batch = jax.vmap(lambda p: _solve_linear_jit(p, ts, rtol=1e-8, atol=1e-8, history_steps=64))(params)
     assert batch.ys.shape == (3, 7, 1) and bool(jnp.all(batch.success))
     for i in range(3):
         one = _solve_linear_jit({k: v[i] for k, v in params.items()}, ts, rtol=1e-8, atol=1e-8)
@@ -186,7 +207,8 @@ def test_jit_vmap_over_params_and_history():
 
 
 def test_grad_wrt_history_and_constant_delay():
-    ts = jnp.array([0.0, 1.5, 2.5])
+    # 1.8 = t0 + 2 tau: a step ends there on a breakpoint that moves with tau, the output does not.
+    ts = jnp.array([0.0, 1.5, 1.8, 2.5])
 
     def loss(tau, h):
         params = {"tau": tau, "h": h}
@@ -212,6 +234,24 @@ def test_non_positive_delay_is_an_error():
         _solve_linear_jit({"tau": jnp.array(0.0), "h": 1.0}, jnp.array([0.0, 1.0]))
     sol = _solve_linear_jit({"tau": jnp.array(0.0), "h": 1.0}, jnp.array([0.0, 1.0]), throw=False)
     assert not bool(sol.success) and int(sol.result) == int(sciax.ode._dde_method.BAD_DELAY)
+
+
+def test_a_delay_reaching_before_the_history_start_stops_the_solve():
+    # tau = 1 + y^2 with y' = y: the delay grows with the state until t - tau < history_start = -3.
+    model = DDE(
+        lambda t, y, yd, p: y,
+        lambda t, y, p: 1.0 + y**2,
+        lambda t, p: jnp.full((1,), 1.0),
+        history_start=-3.0,
+    )
+    with pytest.raises(ValueError, match="before history_start = -3.0"):
+        sciax.simulate(model, jnp.full((1,), 2.0), jnp.array([0.0, 1.0]), None)  # tau(t0) = 5 already
+    sol = eqx.filter_jit(sciax.simulate)(model, jnp.ones(1), jnp.array([0.0, 3.0]), None, throw=False)
+    assert not bool(sol.success) and int(sol.result) == int(sciax.ode._dde_method.BAD_DELAY)
+    # y = e^t, so t - 1 - y^2 >= -3 until e^(2t) - t = 2 at t ~ 0.448: the solve stops before it.
+    assert 0.0 < float(sol.stats["t_reached"]) < 0.448
+    with pytest.raises(TypeError, match="history_start must be"):
+        DDE(lambda t, y, yd, p: y, lambda t, y, p: jnp.ones(1), lambda t, p: jnp.ones(1), history_start="0")
 
 
 def test_history_shape_mismatch_names_shapes():

@@ -9,6 +9,7 @@ from here.
 
 - Geometry: `Grid` (points, spacing, `walls`, `integrate`).
 - Boundary conditions, per side of each axis: `Periodic`, `Dirichlet`, `Neumann`,
+  `Outflow`, `Reflective` (finite volumes),
   and the absorbing layers `Sponge`, `CPML` (`AbstractBoundary`,
   `AbstractAbsorbing`); `normalise_boundaries` turns a user's `bc=` into `Sides`,
   and `check_layers_fit` refuses layers wider than the grid. `layer_depth` gives
@@ -32,7 +33,9 @@ from ._boundary import (
     BoundaryHalo,
     Dirichlet,
     Neumann,
+    Outflow,
     Periodic,
+    Reflective,
     Sides,
     Sponge,
     as_halo,
@@ -51,6 +54,8 @@ __all__ = [
     "Periodic",
     "Dirichlet",
     "Neumann",
+    "Outflow",
+    "Reflective",
     "AbstractAbsorbing",
     "Sponge",
     "CPML",

@@ -90,6 +90,28 @@ class Neumann(AbstractBoundary):
         return mirror + offsets * (dx * self.flux)
 
 
+class Outflow(AbstractBoundary):
+    """Outflow (transmissive, zero gradient): ghost cells mirror the interior cells next to the face.
+
+    The finite-volume rule of Toro ("Riemann Solvers and Numerical Methods for Fluid Dynamics",
+    3rd ed., section 14.2): waves leave the domain without a reflection from the boundary itself.
+    The same ghost values as `Neumann(0)`; a separate name for conservation laws.
+    """
+
+    def ghost(self, mirror, offsets, dx, t, *, flux):
+        return mirror
+
+
+class Reflective(AbstractBoundary):
+    """A reflective solid wall. A scalar field is mirrored (even reflection); the
+    finite-volume systems of `sciax.pde.fv` mirror the velocity normal to the wall with a
+    change of sign, so the normal velocity vanishes on the face (Toro, section 14.2).
+    """
+
+    def ghost(self, mirror, offsets, dx, t, *, flux):
+        return mirror
+
+
 class AbstractAbsorbing(AbstractBoundary):
     """An absorbing layer of `width` points inside the grid, along one side.
 

@@ -16,7 +16,8 @@ what they lack for PDEs:
 - Sparse Jacobians: `sparse_jacobian(fn, x, pattern)` (one `jvp` per colour of
   `column_colouring(pattern)`, a `BCOO`), `stencil_pattern` (the pattern of an FD
   right-hand side), `check_sparsity_pattern`, `SparsityPattern` (hashable, static),
-  `detect_sparsity` (numerical, from `jvp`s at random states).
+  `detect_sparsity` (numerical, from `jvp`s at random states), `jacobian_sparsity`
+  (symbolic, index sets propagated through the jaxpr; no state needed).
 - Sparse direct solves: `sparse_solve(values, b, pattern)` with `SparseLU` (SuperLU on
   the host, factorisations memoised by value, differentiable, `vmap`-able).
 - Nonlinear: `newton_krylov` (optimistix Newton + preconditioned Krylov), `steady_state`.
@@ -41,6 +42,7 @@ from ._sparse_jacobian import check_sparsity_pattern, column_colouring, sparse_j
 from ._sparse_lu import SparseLU, sparse_solve
 from ._sparsity_detection import detect_sparsity
 from ._sparsity_pattern import SparsityPattern
+from ._sparsity_tracer import SparsityTracerError, jacobian_sparsity
 from ._unrolled_lu import UnrolledLU, small_dense_solver
 
 __all__ = [
@@ -72,4 +74,6 @@ __all__ = [
     "SparseLU",
     "sparse_solve",
     "detect_sparsity",
+    "jacobian_sparsity",
+    "SparsityTracerError",
 ]

@@ -9,6 +9,11 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
   `Rodas4`, `Ros3P`, `Ros34PW2`; dense or matrix-free (`lineax`) stage solves;
   also mass-matrix problems `ODE(f, mass_matrix=M)`, index-1 DAEs included
   (`consistent_initial_state` solves the algebraic variables of `y0`);
+- large stiff systems (method-of-lines PDEs): `BDF`, variable-order NDF/BDF with
+  Jacobian and factorisation reuse; dense, sparse (`jacobian=<pattern>` or
+  `"sparse"`, SuperLU) or matrix-free Newton–Krylov (`jacobian="jvp"` with
+  `lineax.GMRES` and a preconditioner such as `DiffusionPreconditioner`); mass
+  matrices and index-1 DAEs too;
 - automatic: `Auto()` picks `Tsit5` or `Rodas5P` from a stiffness estimate;
 - SDEs (`SDE(drift, diffusion, ...)`, `key=` option): `EulerMaruyama`,
   `StratonovichHeun`, `Milstein` (`ItoMilstein`, `StratonovichMilstein`), and for
@@ -17,7 +22,8 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
   loop inside one kernel (Pallas/Triton on a GPU), the vmapped solve's result without
   its lockstep;
 - delay differential equations (`DDE(vector_field, delays, history)`): `MethodOfSteps`
-  (Tsit5 or Dopri5, steps up to the smallest delay, discontinuity tracking);
+  (Tsit5 or Dopri5, or the Rosenbrock methods for stiff DDEs; steps up to the smallest delay,
+  discontinuity tracking);
 - IMEX (needs `ODE(explicit=..., implicit=...)`): `KenCarp3`, `KenCarp4`, `KenCarp5`.
 
 Models ready to simulate: `lotka_volterra`, `van_der_pol`, `lorenz`, `sir`, `seir`,
@@ -45,11 +51,13 @@ from ._dae import consistent_initial_state
 from ._dde import DDE
 from ._dde_method import MethodOfSteps
 from ._diffrax_method import AbstractDiffraxMethod
+from ._diffusion_preconditioner import DiffusionPreconditioner
 from ._ensemble import ensemble_stats
 from ._epidemic import seir, sir
 from ._explicit import RK4, Dopri5, Dopri8, Euler, Heun, Tsit5
 from ._imex import KenCarp3, KenCarp4, KenCarp5
 from ._implicit import ImplicitEuler, Kvaerno3, Kvaerno4, Kvaerno5
+from ._mass import MassMatrix
 from ._ode import ODE
 from ._rosenbrock_methods import AbstractRosenbrock, Rodas4, Rodas5P, Ros3P, Ros34PW2
 from ._sde import SDE
@@ -100,6 +108,8 @@ __all__ = [
     "ensemble_stats",
     "simulate_ensemble",
     "consistent_initial_state",
+    "MassMatrix",
+    "DiffusionPreconditioner",
     "KenCarp3",
     "KenCarp4",
     "KenCarp5",

@@ -61,7 +61,7 @@ class Auto(AbstractMethod):
     def choose(self, model: AbstractModel, y0: PyTree[Array], ts: Real[Array, " T"], params: PyTree) -> AbstractMethod:
         """The method `solve` will run for this problem (see the class docstring)."""
         leaves = jax.tree_util.tree_leaves((y0, ts, params))
-        if getattr(model, "mass_rows", None) is not None:
+        if getattr(model, "mass", None) is not None:
             return self.stiff  # M y' = f: only the (Rosenbrock) stiff method integrates it
         if any(isinstance(x, jax.core.Tracer) for x in leaves):
             return self.stiff

@@ -24,6 +24,7 @@ import equinox.internal as eqxi
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
+import lineax as lx
 import numpy as np
 from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, PyTree, Real
@@ -34,6 +35,9 @@ from .._solution import Solution
 from ..linalg import SparseLU, SparsityPattern, sparse_jacobian, sparse_solve
 from . import _bdf_core as core
 from ._adjoint_loop import loop_kind
+from ._bdf_krylov import KRYLOV_SOLVERS, KrylovLinear
+from ._dae import check_mass_size, consistent_initial_state
+from ._mass import MassMatrix, time_derivative, times_mass
 from ._sparsity import as_jacobian, resolve_pattern
 
 _MAX_RATIO_CHANGE, _MAX_AGE = 0.3, 20
@@ -41,10 +45,12 @@ _RUNNING, _DONE, _MAX_STEPS, _STEP_COLLAPSED = (np.int32(code) for code in range
 
 
 class _Linear(eqx.Module):
-    """Jacobian, stage matrix `I - cJ` and its solve, dense (LAPACK LU) or sparse (SuperLU)."""
+    """Jacobian, Newton matrix `I - cJ` (`M - cJ` with a mass matrix) and its solve, dense (LAPACK LU)
+    or sparse (SuperLU)."""
 
     jacobian: Any = eqx.field(static=True)
     solver: SparseLU | None = eqx.field(static=True)
+    mass: MassMatrix | None = eqx.field(static=True, default=None)
 
     def jac(self, f, t, y, args):
         if isinstance(self.jacobian, SparsityPattern):
@@ -54,6 +60,9 @@ class _Linear(eqx.Module):
         return jax.jacfwd(lambda x: f(t, x))(y)
 
     def factor(self, jac, c):
+        if self.mass is not None:
+            matrix = self.mass.newton_matrix(jac, c, self._pattern)
+            return matrix if isinstance(self.jacobian, SparsityPattern) else jsl.lu_factor(matrix)
         if isinstance(self.jacobian, SparsityPattern):
             return (-c * jac).at[self.jacobian.diagonal].add(1.0)
         return jsl.lu_factor(jnp.eye(jac.shape[0], dtype=jac.dtype) - c * jac)
@@ -62,6 +71,20 @@ class _Linear(eqx.Module):
         if isinstance(self.jacobian, SparsityPattern):
             return sparse_solve(factors, rhs, self.jacobian, self.solver)
         return jsl.lu_solve(factors, rhs)
+
+    def times_mass(self, v):
+        return times_mass(self.mass, v)
+
+    def initial_slope(self, f, t0, y0, f0, jac):
+        """`y'(t0)`: `f0`, or with a mass matrix the consistent slope of the DAE."""
+        if self.mass is None:
+            return f0
+        ft0 = time_derivative(f, t0, y0)
+        return self.mass.initial_slope(jac, f0, ft0, self._pattern, self.solver)
+
+    @property
+    def _pattern(self):
+        return self.jacobian if isinstance(self.jacobian, SparsityPattern) else None
 
 
 class BDF(AbstractMethod):
@@ -74,7 +97,17 @@ class BDF(AbstractMethod):
       (`sciax.linalg.SparsityPattern`, scipy sparse matrix, `BCOO`, `(n, n)` over the
       flattened state), or `jac(t, y, params) -> (n, n)` array. Sparse Jacobians
       cost one `jvp` per colour of the pattern and are factorised by SuperLU.
-    - `linear_solver`: `None` or `sciax.linalg.SparseLU(...)` for sparse Jacobians.
+    - `linear_solver`: `None` or `sciax.linalg.SparseLU(...)` for sparse Jacobians;
+      `lineax.GMRES(...)` or `lineax.BiCGStab(...)` with `jacobian="jvp"`, the
+      matrix-free Newton–Krylov mode (CVODE's SPGMR): Jacobian–vector products only,
+      nothing factorised, everything on the device and batched under `vmap`. The
+      Krylov `rtol` is relative to the Newton right-hand side (1e-3 to 1e-5 is typical).
+    - `preconditioner`: with `jacobian="jvp"`, `preconditioner(t, y, c, params)`
+      returning a `sciax.linalg.AbstractPreconditioner` (or lineax operator) that
+      approximates `(I - cJ)^-1` (`(M - cJ)^-1`) on states shaped like `y`; rebuilt
+      whenever `c = h/α` changes. Without one Krylov converges slowly on stiff
+      diffusion; an FFT/multigrid inverse of `I - c D ∇²` (`sciax.linalg.FastPoisson`,
+      `Multigrid`) is the usual choice for reaction–diffusion.
     - `lazy_factorisation`: keep the factorisation of `I - cJ` through changes of
       `c` up to 30 % and for up to 20 steps, correcting Newton updates by
       `2/(1 + c/c_old)` (`True`, default; SUNDIALS CVODE's rule), or refactorise at
@@ -82,18 +115,28 @@ class BDF(AbstractMethod):
     - `ndf`: the numerical differentiation formulas of Klopfenstein and Shampine
       (`True`, default; smaller error constants at orders 1-4) or plain BDFs.
 
+    A model with a constant mass matrix (`sciax.ode.ODE(f, mass_matrix=M)`, index-1
+    DAEs included) is integrated in the form of `ode15s` (Shampine, Reichelt &
+    Kierzenka, SIAM Review 41, 1999): Newton on `(M - cJ) Δ = c f - M (ψ + d)`,
+    starting from a consistent `y0` (`sciax.ode.consistent_initial_state`) and its
+    consistent slope. With a sparse Jacobian, `M`'s nonzeros must lie inside the pattern.
+
     Options of `sciax.simulate`: `rtol`, `atol` (per component, mixed error test),
     `dt0` (first step; automatic by default), `max_steps` (step attempts, default
     16384), `adjoint` (`None`: reverse mode through a checkpointed loop;
     `diffrax.ForwardMode()` for `jax.jvp`/`jax.jacfwd`), `throw`. Forward-time integration only. `stats` counts
     `num_steps`, `num_accepted_steps`, `num_rejected_steps`, `num_rhs_evals`,
-    `num_jacobian_evals` and `num_factorisations`.
+    `num_jacobian_evals`, `num_factorisations`, `num_newton_failures` (attempts whose
+    Newton iteration failed: retried with a fresh Jacobian, else with half the step) and
+    `num_nonfinite_linear_solves` (those among them where the Newton update was not
+    finite: a singular Newton matrix, or a non-finite right-hand side).
     """
 
     jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto", converter=as_jacobian)
-    linear_solver: SparseLU | None = eqx.field(static=True, default=None)
+    linear_solver: SparseLU | lx.AbstractLinearSolver | None = eqx.field(static=True, default=None)
     ndf: bool = eqx.field(static=True, default=True)
     lazy_factorisation: bool = eqx.field(static=True, default=True)
+    preconditioner: Callable | None = eqx.field(static=True, default=None)
 
     options: ClassVar[tuple[str, ...]] = ("rtol", "atol", "dt0", "max_steps", "adjoint", "throw")
 
@@ -101,15 +144,27 @@ class BDF(AbstractMethod):
         if not (callable(self.jacobian) or isinstance(self.jacobian, SparsityPattern)) and self.jacobian not in (
             "auto",
             "sparse",
+            "jvp",
         ):
             raise ValueError(
-                "BDF: jacobian must be 'auto', 'sparse', a sparsity pattern (scipy sparse matrix, BCOO, "
+                "BDF: jacobian must be 'auto', 'sparse', 'jvp', a sparsity pattern (scipy sparse matrix, BCOO, "
                 f"sciax.linalg.SparsityPattern) or a function jac(t, y, params) -> (n, n); got {self.jacobian!r}"
             )
-        if self.linear_solver is not None and not isinstance(self.linear_solver, SparseLU):
+        krylov = isinstance(self.jacobian, str) and self.jacobian == "jvp"
+        if krylov and not isinstance(self.linear_solver, KRYLOV_SOLVERS):
             raise TypeError(
-                "BDF: linear_solver must be None or sciax.linalg.SparseLU(...), "
-                f"got {type(self.linear_solver).__name__}"
+                "BDF: jacobian='jvp' never forms the Jacobian, so it needs linear_solver=lineax.GMRES(...) or "
+                f"lineax.BiCGStab(...), got {type(self.linear_solver).__name__}"
+            )
+        if not krylov and self.linear_solver is not None and not isinstance(self.linear_solver, SparseLU):
+            raise TypeError(
+                "BDF: linear_solver must be None or sciax.linalg.SparseLU(...) (or a lineax Krylov solver with "
+                f"jacobian='jvp'), got {type(self.linear_solver).__name__}"
+            )
+        if self.preconditioner is not None and not (krylov and callable(self.preconditioner)):
+            raise TypeError(
+                "BDF: preconditioner must be a function preconditioner(t, y, c, params) and needs jacobian='jvp' "
+                f"with a Krylov linear_solver; got {self.preconditioner!r} with jacobian={self.jacobian!r}"
             )
 
     def solve(
@@ -126,24 +181,32 @@ class BDF(AbstractMethod):
         adjoint: diffrax.AbstractAdjoint | None = None,
         throw: bool = True,
     ) -> Solution:
-        if getattr(model, "mass_rows", None) is not None:
-            raise TypeError(
-                "simulate: BDF does not take a mass matrix yet; use sciax.ode.Rodas5P() or Rodas4() for M dy/dt = f"
-            )
         kind = loop_kind("BDF", adjoint)
         rtol = _checks.check_positive("rtol", rtol)
         atol = _checks.check_positive("atol", atol)
         dt0 = _checks.check_positive("dt0", dt0)
         if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError(f"simulate: max_steps must be a positive integer, got {max_steps!r}")
+        pattern = resolve_pattern("BDF", self.jacobian, model, y0, params)
+        mass = getattr(model, "mass", None)
+        if mass is not None:
+            check_mass_size("BDF", mass, y0)
+            if isinstance(pattern, SparsityPattern):
+                mass.on_pattern(pattern)  # M's nonzeros inside the pattern, or a clear error now
+            y0 = consistent_initial_state(model, y0, ts[0], params)
         y_flat, unravel = ravel_pytree(y0)
-        linear = _Linear(resolve_pattern("BDF", self.jacobian, model, y0, params), self.linear_solver)
         ts = jnp.asarray(ts, y_flat.dtype)
 
         def f(t, y):
             return ravel_pytree(model.rhs(t, unravel(y), params))[0]
 
-        setup = (rtol, atol, dt0, max_steps, self.ndf, self.lazy_factorisation, kind)
+        lazy = self.lazy_factorisation
+        if isinstance(pattern, str) and pattern == "jvp":
+            linear = KrylovLinear(f, (unravel, params), self.linear_solver, self.preconditioner, mass)
+            lazy = False  # the preconditioner is rebuilt for each new c, so the operator is exact
+        else:
+            linear = _Linear(pattern, self.linear_solver, mass)
+        setup = (rtol, atol, dt0, max_steps, self.ndf, lazy, kind)
         state, stats = _integrate(f, linear, (unravel, params), y_flat, ts, *setup)
         success = state["status"] == _DONE
         ys = jax.vmap(unravel)(jnp.where(jnp.arange(ts.size)[:, None] < state["idx"], state["ys"], jnp.inf))
@@ -173,10 +236,16 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, k
     alpha, error_const = _coefficients(ndf, dtype)
     t0, t_end = ts[0], ts[-1]
     f0 = f(t0, y0)
-    h0 = core.initial_step(f, t0, y0, f0, rtol, atol, t_end - t0) if dt0 is None else jnp.asarray(dt0, dtype)
-    h0 = jnp.where(t_end > t0, h0, 1.0)  # a zero-length span only writes y0
-    d_table = jnp.zeros((core.MAX_ORDER + 3, y0.size), dtype).at[0].set(y0).at[1].set(h0 * f0)
     jac = linear.jac(f, t0, y0, args)
+    slope = linear.initial_slope(f, t0, y0, f0, jac)
+    if dt0 is not None:
+        h0 = jnp.asarray(dt0, dtype)
+    elif linear.mass is None:
+        h0 = core.initial_step(f, t0, y0, f0, rtol, atol, t_end - t0)
+    else:
+        h0 = core.initial_step_dae(y0, slope, rtol, atol, t_end - t0)
+    h0 = jnp.where(t_end > t0, h0, 1.0)  # a zero-length span only writes y0
+    d_table = jnp.zeros((core.MAX_ORDER + 3, y0.size), dtype).at[0].set(y0).at[1].set(h0 * slope)
     newton_tol = max(10 * np.finfo(dtype).eps / rtol, min(0.03, rtol**0.5))
     zero = jnp.zeros((), jnp.int32)
     state = dict(
@@ -200,6 +269,8 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, k
         nfev=jnp.full((), 2, jnp.int32),
         njev=jnp.ones((), jnp.int32),
         nlu=zero,
+        newton_failures=zero,
+        nonfinite_solves=zero,
     )
     step = _Stepper(f, linear, args, ts, rtol, atol, max_steps, newton_tol, alpha, error_const, lazy)
     state = eqxi.while_loop(
@@ -212,6 +283,8 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, k
         num_rhs_evals=state["nfev"],
         num_jacobian_evals=state["njev"],
         num_factorisations=state["nlu"],
+        num_newton_failures=state["newton_failures"],
+        num_nonfinite_linear_solves=state["nonfinite_solves"],
         max_steps=jnp.asarray(max_steps),
         t_reached=jnp.where(state["status"] == _DONE, t_end, state["t"]),
     )
@@ -273,8 +346,13 @@ class _Stepper(eqx.Module):
         y_pred = core.predict(d_table, order)
         scale = self.atol + self.rtol * jnp.abs(y_pred)
         psi = core.psi(d_table, order, self.alpha)
-        converged, n_iter, y_new, d = self._newton(t_new, y_pred, c, psi, factors, scale, correction)
+        converged, nonfinite, n_iter, y_new, d = self._newton(t_new, y_pred, c, psi, factors, scale, correction)
         s = dict(s, factors=factors, factors_valid=jnp.array(True), nlu=nlu, nfev=s["nfev"] + n_iter)
+        s = dict(
+            s,
+            newton_failures=s["newton_failures"] + (~converged).astype(jnp.int32),
+            nonfinite_solves=s["nonfinite_solves"] + nonfinite.astype(jnp.int32),
+        )
         s = dict(s, steps=s["steps"] + 1)
         t_now = jax.lax.stop_gradient(s["t"])
         collapsed = h < 10 * jnp.abs(jnp.nextafter(t_now, jnp.inf) - t_now)
@@ -296,13 +374,15 @@ class _Stepper(eqx.Module):
             old=jnp.full((), jnp.nan, y_pred.dtype),
             active=jnp.array(True),
             converged=jnp.array(False),
+            nonfinite=jnp.array(False),
             n_iter=jnp.zeros((), jnp.int32),
         )
         for k in range(core.NEWTON_MAXITER):
 
             def iteration(carry, k=k):
                 fy = self.f(t_new, carry["y"])
-                dy = correction * self.linear.solve(factors, c * fy - psi - carry["d"])
+                residual = c * fy - self.linear.times_mass(psi + carry["d"])
+                dy = correction * self.linear.solve(factors, residual)
                 norm = core.rms(dy / scale)
                 rate = norm / carry["old"]
                 remaining = core.NEWTON_MAXITER - k
@@ -319,11 +399,12 @@ class _Stepper(eqx.Module):
                     old=norm,
                     active=update & ~done,
                     converged=update & done,
+                    nonfinite=carry["nonfinite"] | ~jnp.isfinite(norm),
                     n_iter=carry["n_iter"] + 1,
                 )
 
             carry = jax.lax.cond(carry["active"], iteration, lambda carry: carry, carry)
-        return carry["converged"], carry["n_iter"], carry["y"], carry["d"]
+        return carry["converged"], carry["nonfinite"], carry["n_iter"], carry["y"], carry["d"]
 
     def _newton_failed(self, s, t_new, y_pred):
         """Newton did not converge: first with a fresh Jacobian at the predictor, then with half the step."""

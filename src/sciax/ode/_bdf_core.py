@@ -89,3 +89,12 @@ def initial_step(f, t0, y0, f0, rtol, atol, span):
     big = jnp.maximum(d1, d2)
     h1 = jnp.where(big <= 1e-15, jnp.maximum(1e-6, h0 * 1e-3), jnp.sqrt(0.01 / jnp.where(big == 0, 1.0, big)))
     return jnp.minimum(jnp.minimum(100 * h0, h1), span)
+
+
+def initial_step_dae(y0, slope, rtol, atol, span):
+    """The first step of `ode15s` for mass-matrix problems (Shampine, Reichelt & Kierzenka 1999):
+    a second derivative needs another consistent solve, so the step comes from the slope alone,
+    `h = 1 / (1.25 sqrt(rtol) max |y'/scale|)`, capped at the interval length."""
+    scale = atol + rtol * jnp.abs(y0)
+    rate = 1.25 * jnp.sqrt(rtol) * jnp.max(jnp.abs(slope) / scale)
+    return jnp.where(rate * span > 1, 1.0 / jnp.where(rate == 0, 1.0, rate), span)

@@ -38,6 +38,10 @@ class DDE(AbstractModel):
       `y0` is the state at `t0` itself, normally `history(t0, params)`; a different
       `y0` makes the solution jump at `t0` (allowed, as in the literature).
     - `names`, `units`, `long_names`, `time_units`, `param_shapes`: as for `sciax.ode.ODE`.
+    - `history_start`: the earliest time at which `history` is defined (e.g. the first
+      measurement of a data-driven history), or `None` (default: defined for all `t <= t0`).
+      A delay that reaches before it (a state-dependent delay growing too long) stops the
+      solve with a failure naming it, a `ValueError` already at `t0` when concrete.
 
     The state is one 1-D array. Functions are static configuration; everything to
     be differentiated or batched over (delays, history parameters) goes in
@@ -52,6 +56,7 @@ class DDE(AbstractModel):
     history: Callable = eqx.field(static=True)
     _labels: Labels = eqx.field(static=True)
     param_spec: ParamSpec | None = eqx.field(static=True)
+    history_start: float | None = eqx.field(static=True)
 
     def __init__(
         self,
@@ -64,6 +69,7 @@ class DDE(AbstractModel):
         long_names: Mapping[str, str] | None = None,
         time_units: str | None = None,
         param_shapes: Mapping[str, tuple] | tuple | None = None,
+        history_start: float | None = None,
     ):
         for name, fn, signature in (
             ("vector_field", vector_field, "f(t, y, y_delayed, params)"),
@@ -77,6 +83,9 @@ class DDE(AbstractModel):
         self.history = history
         self._labels = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
         self.param_spec = ParamSpec.build(param_shapes, "DDE")
+        if history_start is not None and not (isinstance(history_start, (int, float)) and np.isfinite(history_start)):
+            raise TypeError(f"DDE: history_start must be a finite number or None, got {history_start!r}")
+        self.history_start = None if history_start is None else float(history_start)
 
     def rhs(self, t: Real[Array, ""], y: Array, params: PyTree) -> Array:
         self.check_functions(t, y, params)  # shapes first: a mismatch is named, not a broadcasting error
@@ -136,7 +145,22 @@ class DDE(AbstractModel):
                 value = np.asarray(self.delays(t0, y0, params))
                 if not np.all(value > 0):
                     raise ValueError(f"DDE: every delay must be > 0, got delays(t0, y0, params) = {value}")
+                if not self.delayed_times_ok(t0, value):
+                    raise ValueError(
+                        f"DDE: the delayed times t0 - delays = {np.asarray(t0) - value} reach before "
+                        f"history_start = {self.history_start}, where the history is not defined"
+                    )
         return n_delays
+
+    def delayed_times_ok(self, t, tau):
+        """Whether every delayed time `t - tau` lies where the history is defined (`>= history_start`)."""
+        if self.history_start is None:
+            return jnp.array(True) if isinstance(tau, jax.Array) else True
+        return (
+            jnp.all(t - tau >= self.history_start)
+            if isinstance(tau, jax.Array)
+            else bool(np.all(np.asarray(t) - tau >= self.history_start))
+        )
 
 
 def _describe(x) -> str:

@@ -6,8 +6,9 @@ stage (Bellen & Zennaro 2003, §3.2-3.3): from the history function for
 that contains `s`. Keeping every step would make memory grow with the length
 of the solve and, inside a fixed-size `jax` loop carry, require `max_steps`
 slots; a ring buffer of the last `capacity` steps bounds it by
-`capacity x (stages + 2) x n` floats (the step's ends `y0`, `y1` and its stage
-increments `k`, what diffrax's Runge–Kutta interpolations take). A delayed
+`capacity x (rows + 2) x n` floats (the step's ends `y0`, `y1` and the rows `k`
+of its interpolant: the stage increments for diffrax's Runge–Kutta interpolations,
+the dense-output coefficients for a Rosenbrock method's). A delayed
 argument older than the oldest kept step is reported, not silently
 extrapolated: `capacity` must then be raised.
 
@@ -31,7 +32,7 @@ class StepBuffer(eqx.Module):
     """The last `capacity` accepted steps; slot `count % capacity` is written next.
 
     `t0`, `t1`: each step's ends `(capacity,)`; `y0`, `y1`: `(capacity, n)`;
-    `k`: stage increments `(capacity, stages, n)`; `count`: steps written so far.
+    `k`: interpolant rows (stage increments or dense coefficients) `(capacity, rows, n)`; `count`: steps written so far.
     """
 
     t0: Real[Array, " H"]
@@ -42,10 +43,10 @@ class StepBuffer(eqx.Module):
     count: Int[Array, ""]
 
     @classmethod
-    def empty(cls, capacity: int, stages: int, y: Float[Array, " n"]) -> StepBuffer:
+    def empty(cls, capacity: int, rows: int, y: Float[Array, " n"]) -> StepBuffer:
         zeros = jnp.zeros((capacity,), y.dtype)
         states = jnp.zeros((capacity, y.size), y.dtype)
-        k = jnp.zeros((capacity, stages, y.size), y.dtype)
+        k = jnp.zeros((capacity, rows, y.size), y.dtype)
         return cls(zeros, zeros, states, states, k, jnp.zeros((), jnp.int32))
 
     @property
@@ -71,9 +72,12 @@ class StepBuffer(eqx.Module):
     def _oldest(self) -> Int[Array, ""]:
         return jnp.where(self.count > self.capacity, self.count % self.capacity, 0)
 
-    def slot_of(self, s: Real[Array, ""]) -> tuple[Int[Array, ""], Bool[Array, ""]]:
+    def slot_of(self, s: Real[Array, ""], right: bool = False) -> tuple[Int[Array, ""], Bool[Array, ""]]:
         """The slot of the kept step containing `s` (the last one if `s` lies beyond it) and
-        whether `s` is older than every kept step (its step was overwritten)."""
+        whether `s` is older than every kept step (its step was overwritten).
+
+        At the junction of two steps, the earlier one, or the later one if `right`: the side
+        whose derivative is the one-sided derivative wanted there (see `delayed_states`)."""
         h = self.capacity
         filled = jnp.minimum(self.count, h)
         oldest = self._oldest()
@@ -83,8 +87,9 @@ class StepBuffer(eqx.Module):
         lo, hi = jnp.zeros((), jnp.int32), filled.astype(jnp.int32)
         for _ in range(max(h, 1).bit_length()):
             mid = (lo + hi) // 2
-            right = (mid < hi) & (self.t1[(oldest + mid) % h] < s)
-            lo, hi = jnp.where(right, mid + 1, lo), jnp.where(right, hi, mid)
+            end = self.t1[(oldest + mid) % h]
+            after = (mid < hi) & ((end <= s) if right else (end < s))
+            lo, hi = jnp.where(after, mid + 1, lo), jnp.where(after, hi, mid)
         logical = jnp.clip(lo, 0, jnp.maximum(filled - 1, 0))
         too_old = (self.count > h) & (s < self.t0[oldest])
         return (oldest + logical) % h, too_old
@@ -110,13 +115,20 @@ def delayed_states(
     params,
     t_start: Real[Array, ""],
     s: Real[Array, " m"],
+    right: bool = False,
 ) -> tuple[Float[Array, "m n"], Bool[Array, ""]]:
     """`y(s_j)` for every delayed argument `s_j`: the history for `s_j <= t_start`, else the
-    dense output of the kept step containing it. Also whether any `s_j` was older than the buffer."""
+    dense output of the kept step containing it. Also whether any `s_j` was older than the buffer.
+
+    The values are continuous across steps, their time derivatives are not: at a breakpoint
+    `y'` jumps. With `right`, a point where two pieces (or the history and the first step) meet
+    is read from the later piece, so a derivative in `t` taken at the start of a step is the
+    one-sided derivative over that step (what a Rosenbrock step's `df/dt` needs); the history
+    still answers while no step is stored."""
 
     def one(s_j):
-        in_history = s_j <= t_start
-        slot, too_old = buffer.slot_of(s_j)
+        in_history = ((s_j < t_start) | ((s_j == t_start) & (buffer.count == 0))) if right else (s_j <= t_start)
+        slot, too_old = buffer.slot_of(s_j, right)
         usable = ~in_history & (buffer.count > 0)
         from_steps = buffer.evaluate(interpolation_cls, slot, s_j, usable)
         from_history = history(jnp.where(in_history, s_j, t_start), params)

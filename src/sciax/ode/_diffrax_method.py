@@ -130,7 +130,7 @@ class AbstractDiffraxMethod(AbstractMethod):
           where the solve stopped (with an event, for Rosenbrock methods, and in the
           re-run), otherwise the last output time reached.
         """
-        if getattr(model, "mass_rows", None) is not None and not self.solves_mass_matrix:
+        if getattr(model, "mass", None) is not None and not self.solves_mass_matrix:
             raise TypeError(
                 f"simulate: {type(self).__name__} cannot solve M dy/dt = f (the model has a mass_matrix); "
                 "use a Rosenbrock method: sciax.ode.Rodas5P(), Rodas4(), Ros3P() or Ros34PW2()"

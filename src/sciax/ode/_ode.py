@@ -13,6 +13,7 @@ from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
 from .._param_spec import ParamSpec
+from ._mass import MassMatrix
 
 
 class ODE(AbstractModel):
@@ -34,11 +35,12 @@ class ODE(AbstractModel):
       no params (`None` or `{}` must then be passed). Missing or unexpected keys and
       wrong shapes raise an error naming them. Default `None`: nothing is checked.
     - `mass_matrix`: a constant `M` for `M dy/dt = f(t, y, params)`, an `(n, n)` array
-      over the flattened state (or its diagonal, shape `(n,)`). Singular `M` makes a
-      differential-algebraic system (DAE) of index 1: a zero row is an algebraic
-      equation `0 = f_i`, a zero column an algebraic variable. Solved by the
-      Rosenbrock methods (`Rodas5P`, `Rodas4`, `Ros3P`, `Ros34PW2`), which are
-      built for it; other methods refuse such a model. See `sciax.ode.consistent_initial_state`.
+      over the flattened state, its diagonal (shape `(n,)`) or a scipy sparse matrix
+      (kept sparse). Singular `M` makes a differential-algebraic system (DAE) of
+      index 1: a zero row is an algebraic equation `0 = f_i`, a zero column an
+      algebraic variable. Solved by the Rosenbrock methods (`Rodas5P`, `Rodas4`,
+      `Ros3P`, `Ros34PW2`) and by `BDF` (dense or sparse Jacobians); other methods
+      refuse such a model. See `sciax.ode.consistent_initial_state`.
     - `consistent_init`: for a DAE, `True` (default) solves the algebraic variables
       of `y0` from the algebraic equations before integrating (Newton, optimistix;
       differentiable); `False` only checks them and raises, naming the violated rows.
@@ -52,7 +54,7 @@ class ODE(AbstractModel):
     implicit: Callable | None = eqx.field(static=True)
     _labels: Labels = eqx.field(static=True)
     param_spec: ParamSpec | None = eqx.field(static=True)
-    mass_rows: tuple[tuple[float, ...], ...] | None = eqx.field(static=True)
+    mass: MassMatrix | None = eqx.field(static=True)
     consistent_init: bool = eqx.field(static=True)
 
     def __init__(
@@ -83,8 +85,8 @@ class ODE(AbstractModel):
         self.implicit = implicit
         self._labels = Labels.build(names=names, units=units, long_names=long_names, time_units=time_units)
         self.param_spec = ParamSpec.build(param_shapes, "ODE")
-        # Kept as nested tuples: constant, hashable configuration, like the functions.
-        self.mass_rows = None if mass_matrix is None else _check_mass_matrix(mass_matrix)
+        # Sparse and hashable by content: constant configuration, like the functions.
+        self.mass = None if mass_matrix is None else MassMatrix(mass_matrix)
         if not isinstance(consistent_init, bool):
             raise TypeError(f"ODE: consistent_init must be True or False, got {consistent_init!r}")
         self.consistent_init = consistent_init
@@ -110,22 +112,11 @@ class ODE(AbstractModel):
     @property
     def mass_matrix(self) -> np.ndarray | None:
         """The constant mass matrix `M` (`(n, n)`, over the flattened state), or `None` for `dy/dt = f`."""
-        return None if self.mass_rows is None else np.asarray(self.mass_rows)
+        return None if self.mass is None else np.asarray(self.mass)
 
     def check_params(self, params: PyTree) -> None:
         if self.param_spec is not None:
             self.param_spec.check(params)
-
-
-def _check_mass_matrix(mass_matrix) -> tuple[tuple[float, ...], ...]:
-    m = np.asarray(mass_matrix)
-    if m.ndim == 1:
-        m = np.diag(m)
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.dtype.kind not in "fiu" or not np.all(np.isfinite(m)):
-        raise ValueError(
-            f"ODE: mass_matrix must be a finite real (n, n) array or its diagonal (n,), got {m.dtype} shape {m.shape}"
-        )
-    return tuple(tuple(float(v) for v in row) for row in m)
 
 
 class _Sum(eqx.Module):

@@ -22,6 +22,7 @@ from jax.flatten_util import ravel_pytree
 from jaxtyping import Array, PyTree
 
 from ..linalg import SparseLU, SparsityPattern, small_dense_solver, sparse_jacobian, sparse_solve
+from ._mass import MassMatrix
 from ._rosenbrock_tableaus import RosenbrockTableau
 
 # Iterative lineax solvers need only operator–vector products: with them the
@@ -90,8 +91,8 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     - `reject_failures`: a failed step gives an infinite error estimate so an
       adaptive controller retries it smaller (`True`), or ends the solve (`False`,
       for constant steps, which cannot be retried).
-    - `mass_rows`: the constant mass matrix `M` of `M y' = f` as nested tuples over the
-      flattened state, or `None` (`M = I`). With `M`, the stages solve
+    - `mass`: the constant mass matrix `M` of `M y' = f` over the flattened state
+      (`sciax.ode.MassMatrix`), or `None` (`M = I`). With `M`, the stages solve
       `(M - hγ J) k_i = hγ f_i + hγ h d_i ∂f/∂t + γ M Σ_j C_ij k_j` (Hairer & Wanner II,
       §VI.4, eq. 4.12 scaled by hγ); a singular `M` is an index-1 DAE, for which the
       Rodas methods are designed (Rodas4: Hairer & Wanner; Rodas5P: Steinebach 2023).
@@ -101,7 +102,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto")
     linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
     reject_failures: bool = eqx.field(static=True, default=True)
-    mass_rows: tuple | None = eqx.field(static=True, default=None)
+    mass: MassMatrix | None = eqx.field(static=True, default=None)
 
     term_structure: ClassVar = diffrax.AbstractTerm
     interpolation_cls: ClassVar[Callable[..., RosenbrockInterpolation]] = RosenbrockInterpolation
@@ -142,8 +143,8 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             # hγ times the stage right-hand side: γ C_ij k_j replaces hγ (C_ij/h) k_j,
             # so a zero step never divides by zero.
             memory = _combine(tab["c_mat"][i, :i], ks)
-            if self.mass_rows is not None and i > 0:
-                memory = self._mass(dtype) @ memory
+            if self.mass is not None and i > 0:
+                memory = self.mass.times(memory)
             rhs = hg * fi + (hg * h * tab["d"][i]) * dfdt + self.tableau.gamma * memory
             k, solved = solve_stage(rhs)
             ok = ok & solved
@@ -171,12 +172,13 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
         dense_info = dict(y0=y0, y1=y1_tree, k=jax.vmap(unravel)(dense))
         return y1_tree, unravel(err), dense_info, span, result
 
-    def _mass(self, dtype) -> Array:
-        return jnp.asarray(self.mass_rows, dtype=dtype)
-
     def _identity(self, y) -> Array:
         """`M` of `M y' = f` (the identity for an ODE), as a dense matrix."""
-        return jnp.eye(y.size, dtype=y.dtype) if self.mass_rows is None else self._mass(y.dtype)
+        return jnp.eye(y.size, dtype=y.dtype) if self.mass is None else jnp.asarray(np.asarray(self.mass), y.dtype)
+
+    def _apply_identity(self, v) -> Array:
+        """`M v` (`v` for an ODE)."""
+        return v if self.mass is None else self.mass.times(v)
 
     def _linearise(self, f, t0, y, args, hg, unravel):
         """`f(t0, y)`, `∂f/∂t(t0, y)` and `solve_stage(r) -> (k, ok)` solving `(I - hγ J) k = r`."""
@@ -195,12 +197,16 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     def _linearise_sparse(self, f, t0, y, hg):
         """The Jacobian by colouring over `self.jacobian`; stage solves by SuperLU or an iterative solver.
 
-        `self.jacobian` includes the diagonal, so `I - hγJ` has the same entries as `J`.
+        `self.jacobian` includes the diagonal, so `I - hγJ` has the same entries as `J`
+        (and `M - hγJ` too: `M`'s nonzeros are checked to lie in the pattern).
         """
         pattern = self.jacobian
         f0, dfdt = jax.jvp(lambda t: f(t, y), (t0,), (jnp.ones_like(t0),))
         jac = sparse_jacobian(lambda x: f(t0, x), y, pattern).data
-        values = (-hg * jac).at[pattern.diagonal].add(1.0)
+        if self.mass is None:
+            values = (-hg * jac).at[pattern.diagonal].add(1.0)
+        else:
+            values = self.mass.newton_matrix(jac, hg, pattern)
         if isinstance(self.linear_solver, lx.AbstractLinearSolver):
             rows, cols, n = jnp.asarray(pattern.rows), jnp.asarray(pattern.cols), y.size
             matvec = lambda v: jax.ops.segment_sum(values * v[cols], rows, num_segments=n)  # noqa: E731
@@ -227,7 +233,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             jac = self.jacobian(t0, unravel(y), args)
             if isinstance(jac, lx.AbstractLinearOperator):
                 identity = lx.IdentityLinearOperator(jax.eval_shape(lambda: y))
-                if self.mass_rows is not None:
+                if self.mass is not None:
                     identity = lx.MatrixLinearOperator(self._identity(y))
                 return f0, dfdt, identity - hg * jac
             jac = jnp.asarray(jac)
@@ -243,7 +249,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
         zero_t = jnp.zeros_like(t0)
         if is_matrix_free(self.jacobian, self.linear_solver):
             # Never forms J: the iterative solver only applies v ↦ v - hγ J v.
-            matvec = lambda v: v - hg * lin(zero_t, v)  # noqa: E731
+            matvec = lambda v: self._apply_identity(v) - hg * lin(zero_t, v)  # noqa: E731
             return f0, dfdt, lx.FunctionLinearOperator(matvec, jax.eval_shape(lambda: y))
         jac = jax.vmap(lambda v: lin(zero_t, v), out_axes=1)(jnp.eye(y.size, dtype=y.dtype))
         return f0, dfdt, lx.MatrixLinearOperator(self._identity(y) - hg * jac)

@@ -25,7 +25,8 @@ from ..linalg import SparseLU, SparsityPattern
 from ._dae import check_mass_size, consistent_initial_state
 from ._diffrax_method import AbstractDiffraxMethod
 from ._failure import LINEAR, FailureReport
-from ._rosenbrock import ITERATIVE_SOLVERS, RosenbrockSolver, is_matrix_free, persistent_failure_step
+from ._mass import MassMatrix
+from ._rosenbrock import ITERATIVE_SOLVERS, RosenbrockSolver, persistent_failure_step
 from ._rosenbrock_tableaus import RODAS4, RODAS5P, ROS3P, ROS34PW2, RosenbrockTableau
 from ._sparsity import as_jacobian, is_sparse, resolve_pattern
 
@@ -74,7 +75,7 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
     jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto", converter=as_jacobian)
     linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
     # Set by `solve` from the model (never by users): the mass matrix of `M y' = f`.
-    mass_rows: tuple | None = eqx.field(static=True, default=None, repr=False)
+    mass: MassMatrix | None = eqx.field(static=True, default=None, repr=False)
 
     adaptive_capable: ClassVar[bool] = True
     solves_mass_matrix: ClassVar[bool] = True
@@ -113,13 +114,13 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
         and for a model with a mass matrix (a DAE) the matrix passed on and `y0` made consistent."""
         pattern = resolve_pattern(type(self).__name__, self.jacobian, model, y0, params)
         method = dataclasses.replace(self, jacobian=pattern) if pattern is not self.jacobian else self
-        mass = getattr(model, "mass_rows", None)
+        mass = getattr(model, "mass", None)
         if mass is not None:
-            if is_sparse(method.jacobian) or is_matrix_free(method.jacobian, method.linear_solver):
-                raise ValueError(f"{type(self).__name__}: a mass matrix needs a dense Jacobian (jacobian='auto')")
-            check_mass_size(type(self).__name__, model.mass_matrix, y0)
+            check_mass_size(type(self).__name__, mass, y0)
+            if isinstance(method.jacobian, SparsityPattern):
+                mass.on_pattern(method.jacobian)  # M's nonzeros inside the pattern, or a clear error now
             y0 = consistent_initial_state(model, y0, ts[0], params)
-            method = dataclasses.replace(method, mass_rows=mass)
+            method = dataclasses.replace(method, mass=mass)
         return super(AbstractRosenbrock, method).solve(model, y0, ts, params, **options)
 
     def diffrax_solver(self, rtol, atol, adaptive) -> RosenbrockSolver:
@@ -128,7 +129,7 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
             jacobian=self.jacobian,
             linear_solver=self.linear_solver,
             reject_failures=adaptive,
-            mass_rows=self.mass_rows,
+            mass=self.mass,
         )
 
     def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, save_final: bool, model, params):

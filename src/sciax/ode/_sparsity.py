@@ -1,4 +1,10 @@
-"""The sparse-Jacobian options shared by the stiff methods: a pattern given, or asked of the model."""
+"""The sparse-Jacobian options shared by the stiff methods: a pattern given, asked of the model, or detected.
+
+A model without a pattern of its own (a plain `sciax.ode.ODE`) gets one by symbolic
+detection (`sciax.linalg.jacobian_sparsity`) from its right-hand side's jaxpr, traced
+for the state's shape with the time and parameters abstract, so the pattern holds for
+every time and parameter value (and the detection runs under `jit` as well).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import scipy.sparse as sp
 from jax.experimental import sparse as jsparse
 from jax.flatten_util import ravel_pytree
 
-from ..linalg import SparsityPattern, check_sparsity_pattern
+from ..linalg import SparsityPattern, SparsityTracerError, check_sparsity_pattern, jacobian_sparsity
 
 
 def as_jacobian(jacobian):
@@ -35,11 +41,7 @@ def resolve_pattern(method: str, jacobian, model, y0, params):
     if isinstance(jacobian, str):
         pattern = model.jacobian_sparsity(y0)
         if pattern is None:
-            raise ValueError(
-                f"{method}: jacobian='sparse' needs a model that knows its Jacobian's sparsity "
-                f"(model.jacobian_sparsity), and {type(model).__name__} does not; pass the pattern itself, "
-                "jacobian=<scipy sparse matrix of shape (n, n)>"
-            )
+            pattern = _detect(method, model, y0, params)
         jacobian = as_jacobian(pattern)
     y_flat, unravel = ravel_pytree(y0)
     n = y_flat.size
@@ -58,6 +60,25 @@ def resolve_pattern(method: str, jacobian, model, y0, params):
             raise ValueError(f"{method}: {err}") from None
         _remember(model, jacobian)
     return jacobian
+
+
+def _detect(method: str, model, y0, params):
+    """The pattern of `model.rhs` found symbolically, with time and parameters abstract."""
+    y_flat, unravel = ravel_pytree(y0)
+    abstract = lambda x: jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))  # noqa: E731
+    t = jax.ShapeDtypeStruct((), y_flat.dtype)
+
+    def rhs(y, t, params):
+        return ravel_pytree(model.rhs(t, unravel(y), params))[0]
+
+    try:
+        return jacobian_sparsity(rhs, abstract(y_flat), t, jax.tree_util.tree_map(abstract, params))
+    except SparsityTracerError as err:
+        raise ValueError(
+            f"{method}: jacobian='sparse' needs the Jacobian's sparsity: {type(model).__name__} does not state "
+            f"it (model.jacobian_sparsity) and automatic detection failed ({err}); pass the pattern itself, "
+            "jacobian=<scipy sparse matrix of shape (n, n)>"
+        ) from None
 
 
 _CHECKED: set = set()

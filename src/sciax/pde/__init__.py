@@ -16,8 +16,9 @@
 
 The package is laid out by family on the `sciax.grid` floor: `pde.fd` (finite-difference
 models, `RK4`, implicit steppers), `pde.spectral` (`SemilinearPDE`, ETDRK/IFRK4/CNAB2),
-`pde.waves` (`AcousticWave`, `Leapfrog`); every fixed-step method runs on the driver of
-`pde/_fixed_step.py` (`AbstractFixedStep` for methods stepping a model's state,
+`pde.waves` (`AcousticWave`, `Leapfrog`), `pde.fv` (finite volumes for conservation laws with
+shocks: Euler, shallow water, Burgers; WENO/MUSCL, HLLC, SSP-RK with a CFL step); every
+fixed-step method runs on the driver of `pde/_fixed_step.py` (`AbstractFixedStep` for methods stepping a model's state,
 `AbstractSpectralStepper` for Fourier-space steppers). `Grid` and the boundary conditions
 are `sciax.grid`'s, re-exported here.
 """
@@ -31,10 +32,12 @@ from ..grid import (
     Dirichlet,
     Grid,
     Neumann,
+    Outflow,
     Periodic,
+    Reflective,
     Sponge,
 )
-from . import fd, spectral, waves
+from . import fd, fv, spectral, waves
 from ._fixed_step import AbstractFixedStep
 from .fd._implicit import AbstractTheta, BackwardEuler, CrankNicolson
 from .fd._model import AbstractFDModel, FDModel
@@ -58,12 +61,15 @@ __all__ = [
     "AbstractSpectralStepper",
     "spectral",
     "fd",
+    "fv",
     "waves",
     "AbstractBoundary",
     "AbstractAbsorbing",
     "Periodic",
     "Dirichlet",
     "Neumann",
+    "Outflow",
+    "Reflective",
     "Sponge",
     "CPML",
     "AbstractHalo",

@@ -137,8 +137,11 @@ class Stepper(eqx.Module):
         t_out = self.ts[s["idx"]]
         # A step can end exactly on an output time at a breakpoint t0 + k tau, which moves with
         # tau while the output time does not: y + (t_out - t) y' has y's value and the output's
-        # derivative (without the term, d/dtau would gain a spurious k y').
-        slope = jnp.where(jnp.isfinite(s["f0"]), s["f0"], 0.0)
+        # derivative (without the term, d/dtau would gain a spurious k y'). y' is the slope of the
+        # last step's dense output at its end (the Rosenbrock steps carry no end-point f).
+        interpolation = self.step.interpolation_cls
+        slope = jax.jvp(lambda u: buffer.last(interpolation, u), (s["t"],), (jnp.ones_like(s["t"]),))[1]
+        slope = jnp.where(jnp.isfinite(slope), slope, 0.0)
         at_end = s["y"] + (t_out - s["t"]) * slope
         y = jnp.where(t_out == s["t"], at_end, buffer.last(self.step.interpolation_cls, t_out))
         idx = s["idx"] + 1

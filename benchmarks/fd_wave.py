@@ -1,7 +1,14 @@
-"""2-D acoustic wave benchmark: sciax vs a NumPy loop vs a hand-written lax.scan; stencil bandwidth; FWI memory.
+"""Acoustic wave benchmark: sciax vs a NumPy loop vs a hand-written lax.scan; stencil bandwidth; FWI memory;
+sciax vs Devito (orders 2, 4, 8; 300^2 x 1,000 and 2000^2 x 100 steps; 200^3 x 100 at order 8).
 
-Run: python benchmarks/fd_wave.py [--quick] [--float64]
+Run: python benchmarks/fd_wave.py [--quick] [--float64] [--devito-python PYTHON] [--devito-only]
 Prints `name: value` lines (headers start with '#'). Reports numbers only; asserts nothing.
+
+The Devito comparison (float32, only the last pressure kept) runs each side in its own process, on all
+cores and pinned to one (`taskset -c 0`, XLA's `--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1`, Devito's `OMP_NUM_THREADS=1`), alternating sciax and Devito per case;
+Devito runs under `--devito-python` (default: this interpreter, if it imports devito), the Devito side being
+`benchmarks/_devito_wave.py`.
 """
 
 import argparse
@@ -22,8 +29,13 @@ parser.add_argument(
     action="store_true",
     help="do not rerun the reference problem with glibc's huge-page malloc tunable",
 )
+parser.add_argument("--devito-python", help="interpreter with devito installed (default: this one, if it has devito)")
+parser.add_argument("--devito-only", action="store_true", help="run only the comparison with Devito")
+parser.add_argument("--devito-cases", nargs="+", help='only these comparison cases, each "ndim,n,steps,order"')
+parser.add_argument("--devito-cores", choices=["all", "1", "both"], default="both", help="comparison: cores")
+parser.add_argument("--sciax-cases", nargs="+", help=argparse.SUPPRESS)  # the comparison's sciax side (subprocess)
 args = parser.parse_args()
-jax.config.update("jax_enable_x64", args.float64)
+jax.config.update("jax_enable_x64", args.float64 and not args.sciax_cases)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
@@ -32,6 +44,15 @@ import sciax  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests.pde._fd_reference import reference_wave  # noqa: E402
+
+if args.sciax_cases or args.devito_only:
+    from _wave_vs_devito import compare_with_devito, run_sciax_cases
+
+    if args.sciax_cases:
+        run_sciax_cases(args.sciax_cases)
+    else:
+        compare_with_devito(__file__, args.quick, args.devito_python, args.devito_cases, args.devito_cores)
+    sys.exit(0)
 
 DT = np.float64 if args.float64 else np.float32
 N, STEPS = (100, 200) if args.quick else (300, 1000)
@@ -211,3 +232,8 @@ print(f"# FWI gradient {NF}x{NF}, {SF} steps, checkpoint every 64 steps")
 print(f"fwi_grad_s: {time.perf_counter() - start:.2f}")
 print(f"peak_rss_before_GB: {rss_before:.3f}")
 print(f"peak_rss_GB: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.3f}")
+
+# --- sciax vs Devito (float32, only the last pressure kept), all cores and one core
+from _wave_vs_devito import compare_with_devito  # noqa: E402
+
+compare_with_devito(__file__, args.quick, args.devito_python, args.devito_cases, args.devito_cores)

@@ -29,6 +29,8 @@ API_PAGES = {
     "api/pde-fd.md": "sciax.pde.fd",
     "api/pde-fv.md": "sciax.pde.fv",
     "api/pde-waves.md": "sciax.pde.waves",
+    "api/pde-seismic.md": "sciax.pde.seismic",
+    "api/pde-learned.md": "sciax.pde.learned",
     "api/linalg.md": "sciax.linalg",
     "api/prob.md": "sciax.prob",
     "api/parallel.md": "sciax.parallel",

@@ -50,6 +50,7 @@ EQUAL = [
     "widerk4_Neumann_o4_k2",
     "widerk4_Neumann_o4_k2_grad",
     "widerk4_Sponge_o2_k2",
+    "fv_euler2d_4x2",
     "ns2d_slab",
     "ns2d_grad",
     "ks_slab",
@@ -68,6 +69,7 @@ BAD_INPUT = [
     "wide_halo_interval_not_multiple",
     "wide_halo_rk4_wider_than_shard",
     "wide_halo_adaptive_method",
+    "fv_halo_wider_than_shard",
 ]
 
 

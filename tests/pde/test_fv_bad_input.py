@@ -55,8 +55,8 @@ def test_boundary_flux_and_part_mismatches():
         fv.Euler(GRID, reconstruction="weno")
     with pytest.raises(ValueError, match="limiter must be one of"):
         fv.MUSCL("superbee")
-    with pytest.raises(ValueError, match="only 1-D grids"):
-        fv.Euler(sciax.pde.Grid((8, 8), 1.0))
+    with pytest.raises(ValueError, match=r"Advection: grid must have 1 dimension\(s\), got a grid of shape \(8, 8\)"):
+        fv.Advection(sciax.pde.Grid((8, 8), 1.0))
 
 
 def test_state_shape_and_params():

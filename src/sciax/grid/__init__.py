@@ -18,7 +18,8 @@ from here.
   (from boundary conditions, `as_halo`), `edges_only`. `sciax.parallel` supplies
   halos filled from neighbouring devices instead.
 - Regions: `split_evaluate` (interior plus edge strips, no padded copy), `fits`,
-  `inner`, `take`, `fold`.
+  `inner`, `take`, `fold`; `materialize` (an intermediate field stored once, not
+  recomputed inside each shifted read of it).
 - Operators: `stencils` (finite differences, orders 2–8) and `fourier`
   (pseudo-spectral, real-FFT layout), two namespaces because their operators share
   names (`derivative`, `laplacian`, ...).
@@ -45,6 +46,7 @@ from ._boundary import (
     normalise_boundaries,
 )
 from ._grid import POINTS, Grid
+from ._materialize import materialize
 from ._regions import fits, fold, inner, split_evaluate, take
 
 __all__ = [
@@ -68,6 +70,7 @@ __all__ = [
     "as_halo",
     "edges_only",
     "split_evaluate",
+    "materialize",
     "fits",
     "inner",
     "take",

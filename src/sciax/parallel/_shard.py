@@ -8,6 +8,7 @@ from jax.sharding import Mesh
 
 from .._model import AbstractModel
 from ..pde import AbstractFDModel, SemilinearPDE
+from ..pde.fv import AbstractFVModel
 from ._sharded_model import ShardedModel
 
 
@@ -23,7 +24,9 @@ def shard(
     **Arguments:**
 
     - `model`: a finite-difference model (`sciax.pde.FDModel`, the `sciax.pde.fd`
-      catalogue, `sciax.pde.AcousticWave`) or a spectral `sciax.pde.SemilinearPDE`.
+      catalogue, `sciax.pde.AcousticWave`), a finite-volume model (`sciax.pde.fv`, run with
+      `SSPRK2`/`SSPRK3`: halos of `rhs_reach` cells exchanged at every stage, the CFL step
+      reduced over the blocks) or a spectral `sciax.pde.SemilinearPDE`.
     - `mesh`: a `jax.sharding.Mesh`, e.g. `sciax.parallel.make_mesh("slab")`.
     - `axes`: one mesh axis name (or `None`) per grid axis; default: the mesh axes
       named like grid dimensions (`"x"`, `"y"`, `"z"`) shard those.
@@ -52,10 +55,10 @@ def shard(
     """
     if isinstance(model, ShardedModel):
         raise TypeError("shard: the model is already sharded; shard the unsharded model (sharded.model) instead")
-    if isinstance(model, (SemilinearPDE, AbstractFDModel)):
+    if isinstance(model, (SemilinearPDE, AbstractFDModel, AbstractFVModel)):
         return ShardedModel(model, mesh, axes, halo_every)
     raise TypeError(
-        "shard: expected a sciax.pde finite-difference model or a sciax.pde.SemilinearPDE, "
+        "shard: expected a sciax.pde finite-difference model, finite-volume model or sciax.pde.SemilinearPDE, "
         f"got {type(model).__name__}; "
         "for ensembles of any model use sciax.parallel.ensemble"
     )

@@ -18,6 +18,7 @@ from .._solution import Solution
 from .._step_counts import step_counts
 from ..grid import BoundaryHalo, Grid
 from ..pde import RK4, AbstractFDModel, AbstractFixedStep, Leapfrog, SemilinearPDE
+from ..pde.fv import AbstractFVModel, AbstractSSPRK
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
 from ._mesh import resolve_axes, shard_sizes
@@ -56,6 +57,10 @@ class ShardedModel(AbstractModel):
       `WideHaloStep` over the block model on the extended block), where `reach` is how far one
       step reads: `leapfrog_reach` under `sciax.pde.Leapfrog` (wave models), `4 * rhs_reach`
       under `sciax.pde.RK4` (any finite-difference model). Other methods are refused.
+    - Finite volumes (`sciax.pde.fv`, e.g. `Euler` in 2-D), `SSPRK2`/`SSPRK3`: the whole run inside
+      one `jax.shard_map`; each stage's right-hand side exchanges `rhs_reach` cells per side
+      (one `ShardedHalo` per field), and the CFL step's maximal speeds are reduced over the
+      blocks (`lax.pmax`), so every block takes the same steps as the unsharded run.
     - Layers and points at global positions work along sharded axes: the model asks its halo
       where the block sits (`ShardedHalo.placement`) and slices the whole grid's `Sponge`
       profile, or `AcousticWave`'s CPML profiles (built with the global maximum velocity), per
@@ -96,30 +101,25 @@ class ShardedModel(AbstractModel):
             check_fft_decomposition(grid, "shard")
             self.model, self.local, self.mesh, self.names = model, replace_static(model, grid=grid), mesh, grid.names
             return
+        if isinstance(model, AbstractFVModel):
+            self._shard_finite_volumes(model, mesh, axes)
+            return
         if not isinstance(model, AbstractFDModel):
             raise TypeError(
-                f"shard: expected a sciax.pde finite-difference model or SemilinearPDE, got {type(model).__name__}"
+                f"shard: expected a sciax.pde finite-difference model, finite-volume model or SemilinearPDE, "
+                f"got {type(model).__name__}"
             )
         grid = model.grid
-        names = resolve_axes(grid, mesh, axes, "shard")
         if not isinstance(model.halo, BoundaryHalo):
             raise TypeError(
                 f"shard: the model's halo must come from boundary conditions (a sciax.pde.BoundaryHalo), "
                 f"got {type(model.halo).__name__}; build the model with bc=... and shard that"
             )
         sides = model.halo.sides
-        sizes = shard_sizes(mesh, names)
-        block = tuple(n // s for n, s in zip(grid.shape, sizes))
-        for axis, name in enumerate(names):
-            # The widest halo a stencil of sciax.pde.fd asks for is `order` points (`diffusion`).
-            if name is not None and block[axis] < model.order:
-                raise ValueError(
-                    f"shard: the halo ({model.order} points at order {model.order}) is wider than a shard: grid axis "
-                    f"{grid.dims[axis]!r} has {grid.shape[axis]} points over {sizes[axis]} devices "
-                    f"({block[axis]} each); "
-                    "use fewer devices along it, a finer grid or a lower order"
-                )
-        local_grid = Grid(block, tuple(h * b for h, b in zip(grid.spacing, block)), grid.origin, points=grid.points)
+        # The widest halo a stencil of sciax.pde.fd asks for is `order` points (`diffusion`).
+        names, sizes, local_grid = _local_block(
+            grid, mesh, axes, model.order, f"the halo ({model.order} points at order {model.order})", "a lower order"
+        )
         self.model = model
         self.local = replace_static(model, grid=local_grid, halo=ShardedHalo(local_grid, sides, names, sizes))
         self.mesh, self.names = mesh, names
@@ -128,6 +128,26 @@ class ShardedModel(AbstractModel):
             # wider than a shard; the halo of the method actually used is checked by `simulate`.
             reach = min(r for r in (m.step_reach(model) for m in (Leapfrog(1.0), RK4(1.0))) if r is not None)
             wide_axes(local_grid, sides, names, sizes, halo_every * reach, halo_every, reach)
+
+    def _shard_finite_volumes(self, model: AbstractFVModel, mesh: Mesh, axes) -> None:
+        """`local`: the model on one block, each field's halo a `ShardedHalo` (its own boundary
+        conditions: a `Reflective` wall mirrors the normal momentum only), so that every stage of
+        `SSPRK2`/`SSPRK3` exchanges `rhs_reach` cells and the CFL maxima are taken over all blocks."""
+        if self.halo_every != 1:
+            raise ValueError(
+                f"shard: halo_every={self.halo_every} is for finite-difference models; a finite-volume model "
+                "exchanges its halos at every stage of SSPRK2/SSPRK3 (halo_every=1)"
+            )
+        what = f"{type(model).__name__}'s halo ({model.rhs_reach} cells for {type(model.reconstruction).__name__})"
+        names, sizes, local_grid = _local_block(model.grid, mesh, axes, model.rhs_reach, what, "a finer grid")
+        halos = tuple(ShardedHalo(local_grid, halo.sides, names, sizes) for halo in model.halos)
+        self.model, self.local = model, replace_static(model, grid=local_grid, halos=halos)
+        self.mesh, self.names = mesh, names
+
+    @property
+    def finite_volume(self) -> bool:
+        """Whether the model is a finite-volume model (`sciax.pde.fv`, stepped by `SSPRK2`/`SSPRK3`)."""
+        return isinstance(self.model, AbstractFVModel)
 
     def wide_step(self, method: AbstractFixedStep) -> WideHaloStep:
         """`method` repeated `halo_every` times per halo exchange on blocks extended by `halo_every` times
@@ -153,6 +173,10 @@ class ShardedModel(AbstractModel):
 
     def check_state(self, u, what: str = "the state") -> None:
         self.model.check_state(u, what)
+
+    def check_params(self, params) -> None:
+        if self.finite_volume:
+            self.model.check_params(params)
 
     def labels(self) -> Labels:
         return self.model.labels()
@@ -189,6 +213,17 @@ class ShardedModel(AbstractModel):
         return run(jnp.asarray(t), y, arrays)
 
     def integrate(self, method, y0, ts, params, **options) -> Solution:
+        if self.finite_volume:
+            if not isinstance(method, AbstractSSPRK):
+                raise TypeError(
+                    f"shard: a sharded finite-volume model runs with sciax.pde.fv.SSPRK2 or SSPRK3, "
+                    f"got {type(method).__name__}"
+                )
+            self.check_state(y0, "y0")
+            # On the whole state, so that a bad cell is named with its global index (concrete values).
+            y0 = self.model.check_admissible(y0, params)
+            arrays, static = split_params(params)
+            return _solve_blocks(self, method, y0, arrays, static, concrete_times(ts, "shard"), options)
         if self.spectral or not isinstance(method, AbstractFixedStep):
             if self.halo_every > 1:
                 raise ValueError(
@@ -259,3 +294,20 @@ def _solve_blocks(sharded: ShardedModel, method, y0, arrays, static, times, opti
     )
     out_specs = jax.tree_util.tree_map(lambda s: field_spec(s.shape, sharded.local.grid.shape, names), probe)
     return jax.shard_map(block, mesh=sharded.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)(y0, arrays)
+
+
+def _local_block(grid: Grid, mesh: Mesh, axes, width: int, what: str, remedy: str):
+    """The mesh axis names and device counts per grid axis, and the grid of one block, after a
+    `ValueError` if a block is narrower than the `width`-point halo that `what` needs."""
+    names = resolve_axes(grid, mesh, axes, "shard")
+    sizes = shard_sizes(mesh, names)
+    block = tuple(n // s for n, s in zip(grid.shape, sizes))
+    for axis, name in enumerate(names):
+        if name is not None and block[axis] < width:
+            raise ValueError(
+                f"shard: {what} is wider than a shard: grid axis {grid.dims[axis]!r} has {grid.shape[axis]} "
+                f"points over {sizes[axis]} devices ({block[axis]} each); use fewer devices along it, a finer "
+                f"grid or {remedy}"
+            )
+    local_grid = Grid(block, tuple(h * b for h, b in zip(grid.spacing, block)), grid.origin, points=grid.points)
+    return names, sizes, local_grid

@@ -16,8 +16,10 @@
 
 The package is laid out by family on the `sciax.grid` floor: `pde.fd` (finite-difference
 models, `RK4`, implicit steppers), `pde.spectral` (`SemilinearPDE`, ETDRK/IFRK4/CNAB2),
-`pde.waves` (`AcousticWave`, `Leapfrog`), `pde.fv` (finite volumes for conservation laws with
-shocks: Euler, shallow water, Burgers; WENO/MUSCL, HLLC, SSP-RK with a CFL step); every
+`pde.waves` (`AcousticWave`, `Leapfrog`), `pde.seismic` (full-waveform inversion), `pde.fv`
+(finite volumes for conservation laws with shocks in 1-D to 3-D: Euler, shallow water,
+Burgers; WENO/MUSCL, HLLC, SSP-RK with a CFL step), `pde.learned` (learned finite-volume
+reconstructions trained through `simulate`, forced Burgers); every
 fixed-step method runs on the driver of `pde/_fixed_step.py` (`AbstractFixedStep` for methods stepping a model's state,
 `AbstractSpectralStepper` for Fourier-space steppers). `Grid` and the boundary conditions
 are `sciax.grid`'s, re-exported here.
@@ -37,7 +39,7 @@ from ..grid import (
     Reflective,
     Sponge,
 )
-from . import fd, fv, spectral, waves
+from . import fd, fv, learned, seismic, spectral, waves
 from ._fixed_step import AbstractFixedStep
 from .fd._implicit import AbstractTheta, BackwardEuler, CrankNicolson
 from .fd._model import AbstractFDModel, FDModel
@@ -62,7 +64,9 @@ __all__ = [
     "spectral",
     "fd",
     "fv",
+    "learned",
     "waves",
+    "seismic",
     "AbstractBoundary",
     "AbstractAbsorbing",
     "Periodic",

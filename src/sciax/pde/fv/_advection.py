@@ -45,7 +45,7 @@ class Advection(AbstractFVModel):
             WENO5Z() if reconstruction is None else reconstruction,
             Rusanov() if numerical_flux is None else numerical_flux,
             fields=1,
-            odd=(),
+            normal=(),
             walls=False,
         )
 

@@ -43,7 +43,7 @@ class Burgers(AbstractFVModel):
             WENO5Z() if reconstruction is None else reconstruction,
             Rusanov() if numerical_flux is None else numerical_flux,
             fields=1,
-            odd=(0,),
+            normal=(0,),
             walls=True,
         )
 

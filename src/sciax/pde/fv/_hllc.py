@@ -13,16 +13,19 @@ from ._numerical_flux import AbstractNumericalFlux, davis_speeds
 
 
 def _star_state(state, rho, vel, p, s, s_star):
-    """The conserved state between the wave of speed `s` and the contact (Toro, eq. 10.39)."""
+    """The conserved state between the wave of speed `s` and the contact (Toro, eq. 10.39); the
+    tangential velocities (fields 2 .. d of a d-D state) are continuous across the acoustic waves."""
     factor = rho * (s - vel) / (s - s_star)
-    energy = state[2] / rho + (s_star - vel) * (s_star + p / (rho * (s - vel)))
-    return factor * jnp.stack([jnp.ones_like(rho), s_star, energy])
+    energy = state[-1] / rho + (s_star - vel) * (s_star + p / (rho * (s - vel)))
+    tangential = [state[k] / rho for k in range(2, state.shape[0] - 1)]
+    return factor * jnp.stack([jnp.ones_like(rho), s_star, *tangential, energy])
 
 
 class HLLC(AbstractNumericalFlux):
     """The HLLC flux for `sciax.pde.fv.Euler`: HLL with the contact wave restored, speed
     `s*` from Toro's eq. 10.37 and Davis's bounds `s_l`, `s_r`. Exact for isolated contacts and
-    shocks; positivity preserving with these bounds."""
+    shocks (and shear waves in 2-D/3-D: the tangential velocity jumps at the contact only);
+    positivity preserving with these bounds. States `(d + 2, faces)`, the normal momentum first."""
 
     def check_model(self, model) -> None:
         from ._euler import Euler

@@ -21,18 +21,24 @@ from jaxtyping import Array, Bool, Float, PyTree
 from ..._model import AbstractModel
 from ...grid import AbstractHalo, BoundaryHalo, Dirichlet, Grid, Outflow, Periodic, Reflective, normalise_boundaries
 from ._numerical_flux import AbstractNumericalFlux
+from ._quadrature import STENCIL_RADIUS, crop_transverse, face_points, gauss_weights
 from ._reconstruction import AbstractReconstruction
 
 _FV_BOUNDARIES = (Periodic, Outflow, Reflective)
 
 
-def build_halos(name: str, grid: Grid, bc, fields: int, odd: tuple[int, ...], walls: bool) -> tuple[AbstractHalo, ...]:
-    """One halo per field from the user's `bc`: at a `Reflective` side the fields in `odd` (the
-    normal momentum or velocity) are mirrored with a change of sign (`Dirichlet(0)` ghosts)."""
+def build_halos(
+    name: str, grid: Grid, bc, fields: int, normal: tuple[int, ...], walls: bool, ndims: tuple[int, ...] = (1,)
+) -> tuple[AbstractHalo, ...]:
+    """One halo per field from the user's `bc`: at a `Reflective` side of axis `k` the field
+    `normal[k]` (the momentum or velocity normal to that wall) is mirrored with a change of sign
+    (`Dirichlet(0)` ghosts), every other field without. `ndims`: the grid dimensions allowed."""
     if not isinstance(grid, Grid):
         raise TypeError(f"{name}: grid must be a sciax.pde.Grid, got {type(grid).__name__}")
-    if grid.ndim != 1:
-        raise ValueError(f"{name}: only 1-D grids are supported so far, got a grid of shape {grid.shape}")
+    if grid.ndim not in ndims:
+        raise ValueError(
+            f"{name}: grid must have {' or '.join(map(str, ndims))} dimension(s), got a grid of shape {grid.shape}"
+        )
     sides = normalise_boundaries(bc, grid.ndim, f"{name}: bc")
     for pair in sides:
         for side in pair:
@@ -48,10 +54,21 @@ def build_halos(name: str, grid: Grid, bc, fields: int, odd: tuple[int, ...], wa
 
     def field_sides(c):
         return tuple(
-            tuple(Dirichlet(0.0) if isinstance(s, Reflective) and c in odd else s for s in pair) for pair in sides
+            tuple(Dirichlet(0.0) if isinstance(s, Reflective) and normal[axis] == c else s for s in pair)
+            for axis, pair in enumerate(sides)
         )
 
     return tuple(BoundaryHalo(grid, field_sides(c)) for c in range(fields))
+
+
+def swap_normal(u: Array, axis: int) -> Array:
+    """The fields of `u` (first axis) with the momenta normal to axes 0 and `axis` (fields 1 and
+    `axis + 1`) swapped: the state seen along axis 0 when `axis` is the normal. Its own inverse."""
+    if axis == 0:
+        return u
+    order = list(range(u.shape[0]))
+    order[1], order[axis + 1] = axis + 1, 1
+    return u[np.array(order)]
 
 
 def check_parts(name: str, grid: Grid, reconstruction, numerical_flux) -> None:
@@ -67,7 +84,7 @@ def check_parts(name: str, grid: Grid, reconstruction, numerical_flux) -> None:
             f"{name}: numerical_flux must be a sciax.pde.fv.AbstractNumericalFlux (e.g. HLL()), "
             f"got {type(numerical_flux).__name__}"
         )
-    need, have = reconstruction.ghost_cells, grid.shape[0]
+    need, have = reconstruction.ghost_cells, min(grid.shape)
     if need > have:
         raise ValueError(
             f"{name}: {type(reconstruction).__name__} needs {need} ghost cells on each side, but the grid has "
@@ -76,28 +93,44 @@ def check_parts(name: str, grid: Grid, reconstruction, numerical_flux) -> None:
 
 
 class AbstractFVModel(AbstractModel):
-    """A 1-D system of conservation laws `u_t + f(u)_x = 0` in finite-volume form.
+    """A system of conservation laws `u_t + sum_k f_k(u)_{x_k} = 0` in finite-volume form, on a
+    1-, 2- or 3-D `Grid` (dimension by dimension).
 
-    `rhs(t, u, params) = -(F_{i+1/2} - F_{i-1/2}) / dx`, with `F` the `numerical_flux` of the
-    face states from `reconstruction` (component-wise). A cell whose reconstruction is not
-    `admissible` (negative density, pressure or depth at a face or in the remainder of
-    `positivity_ok`) falls back to its average, the first-order state. With a positivity-preserving
-    flux (HLL, HLLC, Rusanov) this keeps strong rarefactions and dry fronts free of NaN (tested
-    on Toro's 123 problem and dry dam breaks at `cfl=0.5`); Zhang and Shu's guarantee for every
-    state needs `cfl` at most `w = 1/4` of `positivity_ok`.
+    `rhs(t, u, params) = -sum_k (F_{k, i+1/2} - F_{k, i-1/2}) / dx_k`, with `F_k` the
+    `numerical_flux` of the face states along axis `k` from `reconstruction` (component-wise,
+    along that axis only, ghost cells from the halos along it). A system with a velocity gives its
+    flux along axis `k` as the flux along axis 0 of the state with the momenta normal to axes 0
+    and `k` swapped (`rotate`, rotational invariance), so one Riemann solver serves every axis.
+    A cell whose reconstruction along an axis is not `admissible` (negative density, pressure or
+    depth at a face or in the remainder of `positivity_ok`) falls back to its average along that
+    axis, the first-order state. With a positivity-preserving flux (HLL, HLLC, Rusanov) this keeps
+    strong rarefactions and dry fronts free of NaN (tested on Toro's 123 problem and dry dam breaks
+    at `cfl=0.5`); Zhang and Shu's guarantee for every state needs `cfl` at most `w = 1/4` of
+    `positivity_ok` (divided among the axes in several dimensions).
 
     The state is an array of cell averages of shape `grid.shape` (scalar laws) or
     `(fields, *grid.shape)` (systems), cell `i` centred at `grid.coords()[0][i]`.
 
-    **Fields** (set by subclasses): `grid` (1-D), `halos` (one `AbstractHalo` per field),
+    **Fields** (set by subclasses): `grid`, `halos` (one `AbstractHalo` per field),
     `reconstruction`, `numerical_flux`. **Class variables:** `field_names`, `scalar`.
     """
 
-    def _assemble(self, grid, bc, reconstruction, numerical_flux, *, fields: int, odd: tuple[int, ...], walls: bool):
+    def _assemble(
+        self,
+        grid,
+        bc,
+        reconstruction,
+        numerical_flux,
+        *,
+        fields: int,
+        normal: tuple[int, ...],
+        walls: bool,
+        ndims: tuple[int, ...] = (1,),
+    ):
         """Set `grid`, `halos`, `reconstruction` and `numerical_flux` (defaults resolved), all checked."""
         name = type(self).__name__
         self.grid = grid
-        self.halos = build_halos(name, grid, bc, fields, odd=odd, walls=walls)
+        self.halos = build_halos(name, grid, bc, fields, normal=normal, walls=walls, ndims=ndims)
         check_parts(name, grid, reconstruction, numerical_flux)
         numerical_flux.check_model(self)
         self.reconstruction, self.numerical_flux = reconstruction, numerical_flux
@@ -110,46 +143,82 @@ class AbstractFVModel(AbstractModel):
     scalar: ClassVar[bool] = False
     # What `admissible` requires, for error messages ("" when every state is admissible).
     admissibility: ClassVar[str] = ""
+    # Gauss nodes per transverse axis of a face (1: the face centre; 3: see `face_flux`).
+    face_quadrature: ClassVar[int] = 1
 
     # ---- the equation ----------------------------------------------------------------------------
     @abc.abstractmethod
-    def flux(self, u: Float[Array, "fields n"], params: PyTree) -> Float[Array, "fields n"]:
-        """The physical flux `f(u)` of states stacked along the first axis."""
+    def flux(self, u: Float[Array, "fields ..."], params: PyTree) -> Float[Array, "fields ..."]:
+        """The physical flux `f(u)` along axis 0 of states stacked along the first axis."""
 
     @abc.abstractmethod
-    def wave_speeds(self, u: Float[Array, "fields n"], params: PyTree) -> tuple[Float[Array, " n"], Float[Array, " n"]]:
-        """The slowest and fastest characteristic speeds (eigenvalues of `f'(u)`) of each state."""
+    def wave_speeds(
+        self, u: Float[Array, "fields ..."], params: PyTree
+    ) -> tuple[Float[Array, " ..."], Float[Array, " ..."]]:
+        """The slowest and fastest characteristic speeds along axis 0 (eigenvalues of `f'(u)`) of each state."""
 
-    def admissible(self, u: Float[Array, "fields n"], params: PyTree) -> Bool[Array, " n"]:
+    def admissible(self, u: Float[Array, "fields ..."], params: PyTree) -> Bool[Array, " ..."]:
         """Whether each state is physical (default: all are)."""
         return jnp.ones(u.shape[1:], bool)
 
+    def rotate(self, u: Float[Array, "fields ..."], axis: int) -> Float[Array, "fields ..."]:
+        """The states as seen along axis 0 when `axis` is the normal direction; its own inverse.
+        Default: unchanged (no velocity, or one dimension)."""
+        return u
+
     # ---- the discretisation ----------------------------------------------------------------------
-    def as_fields(self, y: Array) -> Float[Array, "fields n"]:
-        """The state as `(fields, n)`."""
+    def as_fields(self, y: Array) -> Float[Array, "fields ..."]:
+        """The state as `(fields, *grid.shape)`."""
         return y[None] if self.scalar else y
 
     def from_fields(self, u: Array) -> Array:
-        """`(fields, n)` back to the state's shape."""
+        """`(fields, *grid.shape)` back to the state's shape."""
         return u[0] if self.scalar else u
 
-    def pad(self, u: Float[Array, "fields n"], width: int, t) -> Float[Array, "fields n+2w"]:
-        """Each field padded with `width` ghost cells on both sides by its halo."""
-        return jnp.stack([halo.pad(u[c], width, t=t) for c, halo in enumerate(self.halos)])
+    def pad(self, u: Float[Array, "fields ..."], width: int, t, axis: int | None = None) -> Array:
+        """Each field padded with `width` ghost cells on both sides along `axis` (all axes if `None`)
+        by its halo."""
+        axes = None if axis is None else (axis,)
+        return jnp.stack([halo.pad(u[c], width, t=t, axes=axes) for c, halo in enumerate(self.halos)])
 
-    def face_states(self, t, u: Float[Array, "fields n"], params) -> tuple[Array, Array]:
-        """The left and right states at the `n + 1` faces, each `(fields, n + 1)`."""
+    def face_states(
+        self, t, u: Float[Array, "fields ..."], params, axis: int = 0, transverse_width: int = 0
+    ) -> tuple[Array, Array]:
+        """The left and right states at the `n + 1` faces along `axis`, each `(fields, ..., n + 1)`
+        with `axis` moved last; the other axes with `transverse_width` ghost cells on both sides."""
         g = self.reconstruction.ghost_cells
-        n = u.shape[-1]
-        padded = self.pad(u, g, t)
+        n = u.shape[axis + 1]
+        padded = self.pad(u, g, t, axis)
+        for other in range(self.grid.ndim):
+            if transverse_width and other != axis:
+                padded = self.pad(padded, transverse_width, t, other)
+        padded = jnp.moveaxis(padded, axis + 1, -1)
         right_edge, left_edge = self.reconstruction.edges(padded)
         if self.admissibility and self.reconstruction.radius > 0:
-            cells = padded[:, g - 1 : n + g + 1]
+            cells = padded[..., g - 1 : n + g + 1]
             ok = self.positivity_ok(cells, right_edge, left_edge, params)
             right_edge, left_edge = jnp.where(ok, right_edge, cells), jnp.where(ok, left_edge, cells)
-        return right_edge[:, :-1], left_edge[:, 1:]
+        return right_edge[..., :-1], left_edge[..., 1:]
 
-    def positivity_ok(self, cells, right_edge, left_edge, params) -> Bool[Array, " n"]:
+    def face_flux(self, t, u: Float[Array, "fields ..."], params, axis: int) -> Array:
+        """The numerical flux through the faces along `axis`, `(fields, ..., n + 1)` with `axis`
+        moved last: of the face states (`face_quadrature=1`), or averaged over the Gauss nodes of
+        each face (`face_quadrature=3`, 2-D/3-D; a face with a node state that is not admissible
+        takes the flux of its face-average states)."""
+        transverse = self.grid.ndim - 1 if self.face_quadrature == 3 else 0
+        width = max(self.reconstruction.ghost_cells, STENCIL_RADIUS) if transverse else 0
+        left, right = self.face_states(t, u, params, axis, width)
+        if transverse:
+            nodes_l, nodes_r = face_points(left, width, transverse), face_points(right, width, transverse)
+            ok = jnp.all(self.admissible(nodes_l, params) & self.admissible(nodes_r, params), axis=0)
+            left = jnp.where(ok, nodes_l, crop_transverse(left, width, transverse)[:, None])
+            right = jnp.where(ok, nodes_r, crop_transverse(right, width, transverse)[:, None])
+        faces = self.rotate(self.numerical_flux(self, self.rotate(left, axis), self.rotate(right, axis), params), axis)
+        if transverse:
+            faces = jnp.tensordot(faces, jnp.asarray(gauss_weights(transverse), faces.dtype), axes=((1,), (0,)))
+        return faces
+
+    def positivity_ok(self, cells, right_edge, left_edge, params) -> Bool[Array, " ..."]:
         """Whether a cell keeps its reconstruction: its two face values and the remainder
         `u* = (mean - w (right + left)) / (1 - 2 w)`, `w = 1/4`, are admissible. The cell average is
         then a convex combination of admissible states, `w right + w left + (1 - 2 w) u*`, and the
@@ -163,18 +232,35 @@ class AbstractFVModel(AbstractModel):
     def rhs(self, t, y, params):
         self.check_state(y)
         u = self.as_fields(y)
-        left, right = self.face_states(t, u, params)
-        faces = self.numerical_flux(self, left, right, params)
-        return self.from_fields(-(faces[:, 1:] - faces[:, :-1]) / self.grid.spacing[0])
+        total = None
+        for axis, dx in enumerate(self.grid.spacing):
+            faces = self.face_flux(t, u, params, axis)
+            change = jnp.moveaxis(-(faces[..., 1:] - faces[..., :-1]) / dx, -1, axis + 1)
+            total = change if total is None else total + change
+        return self.from_fields(total)
 
-    def max_speed(self, y: Array, params: PyTree) -> Float[Array, ""]:
-        """The largest characteristic speed in modulus over all cells (sets the CFL step)."""
-        low, high = self.wave_speeds(self.as_fields(y), params)
+    def max_speed(self, y: Array, params: PyTree, axis: int = 0) -> Float[Array, ""]:
+        """The largest characteristic speed along `axis` in modulus over all cells (of this block)."""
+        low, high = self.wave_speeds(self.rotate(self.as_fields(y), axis), params)
         return jnp.maximum(jnp.max(jnp.abs(low)), jnp.max(jnp.abs(high)))
+
+    def cfl_step(self, y: Array, params: PyTree, cfl: float) -> Float[Array, ""]:
+        """The CFL step `cfl / sum_k (max|lambda_k| / dx_k)` (`cfl dx / max|lambda|` in 1-D), the
+        maxima taken over all blocks of a sharded grid (the halo's `all_max`), so that every
+        block takes the same step."""
+        every = self.halos[0].all_max
+        spacing = self.grid.spacing
+        if len(spacing) == 1:
+            return cfl * spacing[0] / every(self.max_speed(y, params))
+        rate = sum(every(self.max_speed(y, params, axis)) / dx for axis, dx in enumerate(spacing))
+        return cfl / rate
 
     @property
     def rhs_reach(self) -> int:
-        """Cells past a cell that one `rhs` evaluation reads: the reconstruction's ghost cells."""
+        """Cells past a cell that one `rhs` evaluation reads: the reconstruction's ghost cells (at
+        least the transverse stencil's 2 with `face_quadrature=3`)."""
+        if self.face_quadrature == 3 and self.grid.ndim > 1:
+            return max(self.reconstruction.ghost_cells, STENCIL_RADIUS)
         return self.reconstruction.ghost_cells
 
     def default_method(self):
@@ -195,8 +281,8 @@ class AbstractFVModel(AbstractModel):
             raise TypeError(f"{name}: {what} must be real floating point, got {y.dtype}")
 
     def check_admissible(self, y: Array, params: PyTree, what: str = "y0") -> Array:
-        """`y`, after a `ValueError` naming the first cell that is not `admissible` (concrete
-        values), or with an `equinox.error_if` on it (traced values)."""
+        """`y`, after a `ValueError` naming the first cell (in C order) that is not `admissible`,
+        with its coordinates (concrete values), or with an `equinox.error_if` on it (traced values)."""
         if not self.admissibility:
             return y
         ok = self.admissible(self.as_fields(y), params)
@@ -204,13 +290,17 @@ class AbstractFVModel(AbstractModel):
             return eqx.error_if(y, ~jnp.all(ok), f"{type(self).__name__}: {what} needs {self.admissibility}")
         ok = np.asarray(ok)
         if not ok.all():
-            cell = int(np.argmin(ok))
-            x = float(self.grid.coords()[0][cell])
+            index = np.unravel_index(int(np.argmin(ok)), ok.shape)
+            position = ", ".join(
+                f"{dim}={float(c[i]):.6g}" for dim, c, i in zip(self.grid.dims, self.grid.coords(), index)
+            )
+            cell = int(index[0]) if len(index) == 1 else tuple(int(i) for i in index)
             values = ", ".join(
-                f"{k}={float(v):.6g}" for k, v in zip(self.field_names, np.asarray(self.as_fields(y))[:, cell])
+                f"{k}={float(v):.6g}"
+                for k, v in zip(self.field_names, np.asarray(self.as_fields(y))[(slice(None), *index)])
             )
             raise ValueError(
                 f"{type(self).__name__}: {what} needs {self.admissibility}; the first offending cell is "
-                f"{cell} (x={x:.6g}) with {values}"
+                f"{cell} ({position}) with {values}"
             )
         return y

@@ -7,7 +7,8 @@ E. Tadmor, "Strong stability-preserving high-order time discretization methods",
 (2001) 89-112.
 
 The fixed-step driver (`sciax.pde.AbstractFixedStepMethod`) fixes the number of steps per output
-interval at trace time from a static `dt`; here the step `dt = cfl dx / max|lambda|` follows the
+interval at trace time from a static `dt`; here the step `dt = cfl dx / max|lambda|` (in d dimensions
+`cfl / sum_k max|lambda_k| / dx_k`, `AbstractFVModel.cfl_step`) follows the
 waves of the solution, so the steps are taken by a `while` loop per output interval (reverse-mode
 differentiable through `equinox.internal.while_loop`'s checkpointing), the last one shortened to
 land exactly on the output time.
@@ -31,7 +32,8 @@ from ..._solution import Solution
 class AbstractSSPRK(AbstractMethod):
     """An explicit SSP Runge-Kutta method for `sciax.pde.fv` models with the CFL step
     `dt = cfl dx / max|lambda|` (`max|lambda|` the model's largest characteristic speed on the
-    current state), shortened to land on each output time.
+    current state; `cfl / sum_k max|lambda_k| / dx_k` over the axes of a 2-D or 3-D grid),
+    shortened to land on each output time.
 
     **Fields:** `cfl` in `(0, 1]` (static); `max_steps`: most steps per output interval
     (static), beyond which the solve fails (`throw`) or returns `success=False`.
@@ -110,7 +112,6 @@ class SSPRK3(AbstractSSPRK):
 
 @eqx.filter_jit
 def _run(method: AbstractSSPRK, model, y0, ts, params, throw):
-    dx = model.grid.spacing[0]
     t_dtype = jnp.result_type(ts.dtype, float)
     ts = ts.astype(t_dtype)
 
@@ -120,7 +121,7 @@ def _run(method: AbstractSSPRK, model, y0, ts, params, throw):
 
         def one(c):
             t, u, n = c
-            dt_cfl = method.cfl * dx / model.max_speed(u, params)
+            dt_cfl = model.cfl_step(u, params, method.cfl)
             last = dt_cfl >= t_next - t
             dt = jnp.where(last, t_next - t, dt_cfl).astype(u.dtype)
             u = method.step(model, u, t, dt, params)

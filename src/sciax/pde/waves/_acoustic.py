@@ -13,8 +13,8 @@ import xarray as xr
 from jaxtyping import Array, ArrayLike, Float
 
 from ..._labels import Labels
-from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, inner, take
-from ...grid.stencils import check_order, staggered_derivative, staggered_valid, symbol_radius
+from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, inner, materialize, take
+from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
 from ..fd._model import check_positive_field, grid_labels
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._leapfrog import AbstractWaveModel, WaveCoefficients
@@ -87,8 +87,10 @@ class AcousticWave(AbstractWaveModel):
 
     **Speed and scale:** on XLA:CPU a `Leapfrog` step without CPML is one pass over memory (interior
     from shifted slices, edge strips from folded blocks: `split_evaluate`), the same values as the
-    halo-padded step. Sharded with `sciax.parallel.shard`, sources, receivers and CPML layers may lie
-    along sharded axes.
+    halo-padded step. Each axis's face flux `grad(p)/rho` is stored once per step
+    (`sciax.grid.materialize`): fused into the second derivative it would be recomputed at each of
+    its `order` offsets. Sharded with `sciax.parallel.shard`, sources, receivers and CPML layers may
+    lie along sharded axes.
 
     Reference for the CPML: Komatitsch & Martin, Geophysics 72 (2007) SM155.
     """
@@ -189,13 +191,23 @@ class AcousticWave(AbstractWaveModel):
         on `grid` (default the model's; folded blocks on the one-pass route), halos padded."""
         grid = self.grid if grid is None else grid
         total, new_memory = 0.0, []
+        order, weights = self.order, staggered(1, self.order)
         for axis in range(grid.ndim):
-            dp = staggered_derivative(p, grid, axis, bc=self.halo, order=self.order, t=t)
-            layer = cpml[axis]
-            if layer is not None:
-                psi_p = layer.faces.b * memory[axis].faces + layer.faces.a * dp
-                dp = dp * layer.faces.inv_kappa + psi_p
-            flux = dp * inv_rho_faces[axis]
+            layer, n, h = cpml[axis], grid.shape[axis], grid.spacing[axis]
+
+            def face_flux(padded, inv_rho, layer, psi, axis=axis, n=n, h=h):
+                # `staggered_derivative(p, forward=True)` from the padded field: points i + 1 .. i + order.
+                dp = apply(padded, axis, range(1, order + 1), weights, n, 1 / h)
+                if layer is None:
+                    return dp * inv_rho, None
+                psi_p = layer.faces.b * psi + layer.faces.a * dp
+                return (dp * layer.faces.inv_kappa + psi_p) * inv_rho, psi_p
+
+            # Stored once: fused into the outer stencil it would be recomputed at each of its offsets.
+            # The halo is filled outside (on a sharded grid by collectives, which stay out of the branch).
+            padded = self.halo.pad(p, order // 2, t=t, axes=(axis,))
+            psi = None if layer is None else memory[axis].faces
+            flux, psi_p = materialize(face_flux, padded, inv_rho_faces[axis], layer, psi)
             div = staggered_derivative(flux, grid, axis, bc=self.halo, order=self.order, t=t, forward=False, flux=True)
             if layer is not None:
                 psi_a = layer.points.b * memory[axis].points + layer.points.a * div
@@ -225,13 +237,22 @@ class AcousticWave(AbstractWaveModel):
             def inside(x, n=n, axis=axis):  # the points R .. n - R - 1 along axis
                 return take(across(x), axis, reach, n - reach)
 
-            dp = staggered_valid(across(p), axis, order, h)
             layer = cpml[axis]
             if layer is not None:
+                dp = staggered_valid(across(p), axis, order, h)
                 points, faces = layer.points, layer.faces
                 psi_p = on_faces(faces.b) * on_faces(memory[axis].faces) + on_faces(faces.a) * dp
                 dp = dp * on_faces(faces.inv_kappa) + psi_p
-            flux = dp * on_faces(inv_rho_faces[axis])
+                flux = dp * on_faces(inv_rho_faces[axis])
+            else:
+                # Stored once: fused into the outer stencil it would be recomputed at each of its offsets.
+                flux = materialize(
+                    lambda p, b, axis=axis, h=h, on_faces=on_faces, across=across: (
+                        staggered_valid(across(p), axis, order, h) * on_faces(b)
+                    ),
+                    p,
+                    inv_rho_faces[axis],
+                )
             div = staggered_valid(flux, axis, order, h)
             if layer is not None:
                 psi_a = inside(points.b) * inside(memory[axis].points) + inside(points.a) * div

@@ -1,0 +1,114 @@
+"""The sciax-vs-Devito part of `fd_wave.py`: each side in its own process, all cores and one core.
+
+A case is `"ndim,n,steps,order"`: an `n^ndim` grid, `steps` leapfrog steps, stencil order `order`, float32,
+a Ricker source at the centre, random velocity (1500-2000) and density (1000-1800), only the last pressure
+kept. sciax runs `AcousticWave(bc=Neumann())` + `Leapfrog`; Devito the same variable-density scheme
+(`_devito_wave.py`). Prints `sciax_<case>_<cores>_s`, `devito_<case>_<cores>_s` and
+`sciax_over_devito_<case>_<cores>` (a time ratio: below 1 sciax is faster), and the machine load.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+H, DTIME, F0 = 5.0, 5e-4, 25.0
+FULL = ["2,300,1000,2", "2,300,1000,4", "2,300,1000,8", "2,2000,100,2", "2,2000,100,4", "2,2000,100,8", "3,200,100,8"]
+QUICK = ["2,100,200,2", "2,100,200,8", "2,400,20,2", "2,400,20,8", "3,48,20,8"]
+ONE_CORE_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+
+
+def run_sciax_cases(cases, repeats: int = 3) -> None:
+    """Time each case with sciax (best of `repeats` after a compiling run) and print `sciax_<case>_s`."""
+    import jax
+    import jax.numpy as jnp
+
+    import sciax
+
+    for case in cases:
+        ndim, n, steps, order = (int(x) for x in case.split(","))
+        shape = (n,) * ndim
+        rng = np.random.default_rng(0)  # the same fields as _devito_wave.py
+        c = (1500 + 500 * rng.random(shape)).astype(np.float32)
+        rho = (1000 + 800 * rng.random(shape)).astype(np.float32)
+        model = sciax.pde.AcousticWave(
+            sciax.pde.Grid(shape, (n * H,) * ndim), f0=F0, bc=sciax.pde.Neumann(), order=order
+        )
+        y0 = {"p": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}
+        params = {"c": jnp.asarray(c), "rho": jnp.asarray(rho), "source": jnp.asarray((n // 2,) * ndim)}
+        method = sciax.pde.Leapfrog(DTIME, checkpoint=None)
+        ts = np.array([0, steps]) * DTIME
+
+        def last(params, model=model, y0=y0, ts=ts, method=method):
+            return sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"][-1]
+
+        run = jax.jit(last)
+        jax.block_until_ready(run(params))
+        best = math.inf
+        for _ in range(repeats):
+            start = time.perf_counter()
+            jax.block_until_ready(run(params))
+            best = min(best, time.perf_counter() - start)
+            if best > 10:  # one run is enough for slow cases
+                break
+        print(f"sciax_s: {best:.4f}", flush=True)
+
+
+def _devito_python(given: str | None) -> str | None:
+    if given:
+        return given
+    try:
+        import devito  # noqa: F401
+    except ImportError:
+        return None
+    return sys.executable
+
+
+def _seconds(cmd, env) -> float:
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"{cmd[:3]} failed:\n{out.stderr[-2000:]}")
+    return float(out.stdout.strip().splitlines()[-1].split(":")[1])
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def compare_with_devito(fd_wave: str, quick: bool, devito_python: str | None, cases=None, which="both") -> None:
+    """Run every case with sciax and with Devito, alternating, on all cores and/or pinned to core 0."""
+    python = _devito_python(devito_python)
+    if python is None:
+        print("# Devito comparison skipped: devito not importable (pass --devito-python)")
+        return
+    here = os.path.dirname(os.path.abspath(fd_wave))
+    cases = cases or (QUICK if quick else FULL)
+    cores = os.cpu_count()
+    pin = shutil.which("taskset")
+    labels = {"all": ("all_cores",), "1": ("1core",), "both": ("all_cores", "1core")}[which]
+    for label in labels:
+        one = label == "1core"
+        if one and pin is None:
+            print("# one-core comparison skipped: taskset not found")
+            continue
+        env = dict(os.environ, OMP_NUM_THREADS="1" if one else str(cores), DEVITO_LANGUAGE="openmp")
+        env["DEVITO_LOGGING"] = "ERROR"
+        if one:
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + ONE_CORE_XLA).strip()
+        prefix = ["taskset", "-c", "0"] if one else []
+        print(f"# sciax vs Devito, float32, {label} ({cores} cores on the machine), load average before: {_load()}")
+        for case in cases:
+            ndim, n, steps, order = case.split(",")
+            name = f"{ndim}d_{n}_{steps}steps_o{order}_{label}"
+            t_sciax = _seconds(prefix + [sys.executable, fd_wave, "--sciax-cases", case], env)
+            t_devito = _seconds(prefix + [python, os.path.join(here, "_devito_wave.py"), case], env)
+            print(f"sciax_{name}_s: {t_sciax:.4f}")
+            print(f"devito_{name}_s: {t_devito:.4f}")
+            print(f"sciax_over_devito_{name}: {t_sciax / t_devito:.2f}", flush=True)
+        print(f"# load average after: {_load()}")

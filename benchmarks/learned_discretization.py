@@ -1,0 +1,209 @@
+"""Learned finite-volume reconstructions against standard schemes on forced viscous Burgers,
+the 1-D benchmark of Bar-Sinai, Hoyer, Hickey & Brenner, PNAS 116 (2019) 15344.
+
+Run: python benchmarks/learned_discretization.py [--train 16] [--test 8] [--steps 300] [--quick]
+Prints `name: value` lines (headers start with '#'); reports numbers, asserts nothing.
+
+`u_t + (u^2/2)_x = 0.01 u_xx + f(x, t)` on [0, 2 pi), periodic, forcings from the paper's recipe
+(`sciax.pde.learned.random_forcing`), from `u = 0`. Reference: WENO5-Z + Rusanov on 512 cells,
+RK4 (`--dt-out` output interval, steps of at most 0.8 dx / 2). The first `--warmup` time units
+are dropped; training uses `--train` forcings over `--span` time units, evaluation `--test`
+held-out forcings over `--eval-span` time units from the coarse-grained reference at the end of
+the warm-up. At each coarsening factor (4, 8, 16, 32: 128 .. 16 cells) every scheme runs with
+RK4 at the same output times, the coarse step `dt-out / ceil(dt-out / (0.8 dx / 2))`.
+
+Schemes: `learned` (`stencil_net((-2, 2), degree=1, inputs=(-reach, reach))`, an MLP
+(2 reach + 1) -> width -> width -> 3, default reach 3 and width 32,
+trained with adam on unrolled losses of `--unroll` output intervals through `sciax.simulate`,
+`--batch` random segments per step), `weno5` (WENO5-Z), `upwind` (first order,
+piecewise-constant + HLL), `centred2/4/6` and `upwind3/5` (linear reconstructions, all with
+Rusanov fluxes). `mae_<scheme>_x<factor>`: the mean absolute error over cells, output times and
+held-out forcings (`inf` if the run blew up); `step_us_<scheme>_x<factor>`: microseconds per RK4
+step of one trajectory (median of 5 runs of `--eval-span`). The headline check compares the
+learned scheme at factor 4f with the best standard scheme at factor f.
+"""
+
+import argparse
+import math
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+import sciax
+from sciax.pde import fv, learned
+
+FACTORS = (4, 8, 16, 32)
+N_FINE = 512
+LENGTH = 2 * np.pi
+
+
+def grid(n):
+    return sciax.pde.Grid(n, LENGTH, points="centre")
+
+
+def step_for(model, dt_out):
+    return dt_out / math.ceil(dt_out / model.stable_dt(2.0) - 1e-9)
+
+
+def standard_schemes():
+    out = {"weno5": (fv.WENO5Z(), fv.Rusanov()), "upwind": (fv.PiecewiseConstant(), fv.HLL())}
+    for name, stencil in (("centred2", (0, 1)), ("centred4", (-1, 2)), ("centred6", (-2, 3))):
+        out[name] = (learned.LinearReconstruction(stencil), fv.Rusanov())
+    for name, stencil in (("upwind3", (-1, 1)), ("upwind5", (-2, 2))):
+        out[name] = (learned.LinearReconstruction(stencil), fv.Rusanov())
+    return out
+
+
+@eqx.filter_jit
+def _run_batch(model, u0s, ts: tuple, forcings, dt: float):
+    # `ts` and `dt` are static (hashable Python values): the fixed-step driver needs them concrete.
+    method = sciax.pde.RK4(dt, checkpoint=None)
+    return jax.vmap(lambda u, p: sciax.simulate(model, u, np.asarray(ts), p, method=method, throw=False).ys)(
+        u0s, forcings
+    )
+
+
+def run_batch(model, u0s, ts, forcings, dt):
+    return _run_batch(model, u0s, tuple(float(t) for t in ts), forcings, float(dt))
+
+
+def reference(forcings, ts, chunk):
+    model = learned.ForcedBurgers(grid(N_FINE))
+    dt = step_for(model, float(ts[1] - ts[0]))
+    n = forcings["amplitude"].shape[0]
+    parts = []
+    for lo in range(0, n, chunk):
+        p = {k: v[lo : lo + chunk] for k, v in forcings.items()}
+        parts.append(np.asarray(run_batch(model, jnp.zeros((p["amplitude"].shape[0], N_FINE)), ts, p, dt)))
+    return np.concatenate(parts), dt
+
+
+def segments(refs, forcings, t0s, unroll, dt_out):
+    """All training segments: (segment states, forcings with the phase moved to the segment start)."""
+    n_traj, n_t = refs.shape[:2]
+    starts = [(i, j) for i in range(n_traj) for j in range(0, n_t - unroll)]
+    idx = np.array(starts)
+    seg = np.stack([refs[i, j : j + unroll + 1] for i, j in starts])
+    shift = {k: np.asarray(v)[idx[:, 0]] for k, v in forcings.items()}
+    # f(x, t0 + s) = sum A sin(omega s + k x + (phase + omega t0)): a segment starts at s = 0.
+    shift["phase"] = shift["phase"] + shift["omega"] * t0s[idx[:, 1], None]
+    return seg, shift
+
+
+def train_learned(factor, refs, forcings, t_span, args, key):
+    n = N_FINE // factor
+    reach = args.reach
+    recon = learned.stencil_net((-2, 2), 1, inputs=(-reach, reach), width_size=args.width, depth=2, key=key)
+    model = learned.ForcedBurgers(grid(n), reconstruction=recon)
+    dt = step_for(model, args.dt_out)
+    seg, shifted = segments(learned.coarse_grain(refs, factor), forcings, t_span, args.unroll, args.dt_out)
+    seg = jnp.asarray(seg)
+    shifted = {k: jnp.asarray(v) for k, v in shifted.items()}
+    ts = np.arange(args.unroll + 1) * args.dt_out
+    rng = np.random.default_rng(factor)
+
+    def data(step):
+        pick = jnp.asarray(rng.choice(seg.shape[0], args.batch, replace=False))
+        return seg[pick], {k: v[pick] for k, v in shifted.items()}
+
+    def loss(m, refs_b, p_b):
+        return learned.unrolled_loss(m, refs_b, ts, p_b, dt=dt, checkpoint=8)
+
+    schedule = optax.cosine_decay_schedule(args.lr, args.steps, alpha=0.1)
+    start = time.perf_counter()
+    model, losses = learned.train(model, loss, optax.adam(schedule), args.steps, data=data, progress=args.progress)
+    return model, losses, time.perf_counter() - start
+
+
+def evaluate(model, refs, forcings, ts, factor):
+    coarse = learned.coarse_grain(refs, factor)
+    dt = step_for(model, float(ts[1] - ts[0]))
+    ys = np.asarray(run_batch(model, jnp.asarray(coarse[:, 0]), ts, forcings, dt))
+    errors = np.asarray(learned.error_vs_time(ys, coarse))
+    mae = float(np.mean(errors)) if np.all(np.isfinite(errors)) else math.inf
+    # Time per step of one trajectory.
+    one = jax.tree_util.tree_map(lambda a: a[:1], forcings)
+    u0 = jnp.asarray(coarse[:1, 0])
+    jax.block_until_ready(run_batch(model, u0, ts, one, dt))
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        jax.block_until_ready(run_batch(model, u0, ts, one, dt))
+        times.append(time.perf_counter() - t)
+    steps = round(float(ts[-1] - ts[0]) / dt)
+    return mae, 1e6 * float(np.median(times)) / steps, errors
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train", type=int, default=16)
+    parser.add_argument("--test", type=int, default=8)
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--span", type=float, default=5.0)
+    parser.add_argument("--eval-span", type=float, default=10.0)
+    parser.add_argument("--dt-out", type=float, default=0.1)
+    parser.add_argument("--unroll", type=int, default=8)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--reach", type=int, default=3, help="the network sees cells i-reach .. i+reach")
+    parser.add_argument("--width", type=int, default=32, help="hidden width of the MLP")
+    parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
+    parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
+    args = parser.parse_args()
+    if args.quick:
+        args.train, args.test, args.warmup, args.span, args.eval_span, args.steps = 2, 2, 1.0, 1.0, 1.0, 3
+    print(f"# devices: {jax.devices()}, x64: {jax.config.jax_enable_x64}")
+
+    key = jax.random.key(0)
+    train_p = learned.random_forcing(jax.random.fold_in(key, 1), (args.train,))
+    test_p = learned.random_forcing(jax.random.fold_in(key, 2), (args.test,))
+    warm = round(args.warmup / args.dt_out)
+    ts_train = np.arange(warm + round(args.span / args.dt_out) + 1) * args.dt_out
+    ts_test = np.arange(warm + round(args.eval_span / args.dt_out) + 1) * args.dt_out
+
+    start = time.perf_counter()
+    refs_train, dt_fine = reference(train_p, ts_train, chunk=8)
+    refs_test, _ = reference(test_p, ts_test, chunk=8)
+    print(f"reference_seconds: {time.perf_counter() - start:.1f}  # WENO5-Z, {N_FINE} cells, RK4 dt={dt_fine:.5f}")
+    print(f"reference_max_abs_u: {np.abs(refs_test).max():.3f}")
+    refs_train, refs_test = refs_train[:, warm:], refs_test[:, warm:]
+    t_train, t_test = ts_train[warm:], ts_test[warm:]
+
+    results, train_total = {}, 0.0
+    for factor in args.factors:
+        n = N_FINE // factor
+        model, losses, seconds = train_learned(
+            factor, refs_train, train_p, t_train, args, jax.random.fold_in(key, factor)
+        )
+        train_total += seconds
+        print(f"# factor {factor} ({n} cells): trained in {seconds:.1f} s, loss {losses[0]:.3e} -> {losses[-1]:.3e}")
+        schemes = {"learned": model}
+        for name, (recon, flux) in standard_schemes().items():
+            schemes[name] = learned.ForcedBurgers(grid(n), reconstruction=recon, numerical_flux=flux)
+        for name, m in schemes.items():
+            mae, us, _ = evaluate(m, refs_test, test_p, t_test, factor)
+            results[name, factor] = mae
+            print(f"mae_{name}_x{factor}: {mae:.4e}")
+            print(f"step_us_{name}_x{factor}: {us:.1f}")
+    print(f"train_seconds_total: {train_total:.1f}")
+
+    print("# headline: learned at factor 4f against the best standard scheme at factor f")
+    reached = 0
+    for f in args.factors:
+        if 4 * f not in args.factors:
+            continue
+        best = min((v, k) for (k, g), v in results.items() if g == f and k != "learned")
+        mine = results["learned", 4 * f]
+        reached += mine <= best[0]
+        print(f"learned_x{4 * f}_over_best_x{f}: {mine / best[0]:.3f}  # best at x{f}: {best[1]}")
+    print(f"headline_pairs_reached: {reached}")
+
+
+if __name__ == "__main__":
+    main()

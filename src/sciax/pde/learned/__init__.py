@@ -1,0 +1,36 @@
+"""Learned discretisations trained through `sciax.simulate` (`sciax.pde.learned`).
+
+- `LearnedReconstruction` (a `sciax.pde.fv.AbstractReconstruction`): face values from stencil
+  weights a network picks cell by cell, exact for polynomials up to a chosen degree
+  (Bar-Sinai et al., PNAS 2019); `stencil_net` builds one around an MLP; `face_coefficients`
+  gives the constraint space; `LinearReconstruction` the
+  standard linear schemes (centred or upwind-biased) on a stencil; `trainable` the filter of the weights to train.
+- `ForcedBurgers`: `u_t + (u^2/2)_x = eta u_xx + f(x, t)` on a periodic grid, the paper's
+  benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging).
+- `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
+- Training: `unrolled_loss`, `train` (optax, progress bar, checkpoints), `error_vs_time`,
+  `survival_time`.
+"""
+
+from ._closure import Corrected, corrected_spec
+from ._forced_burgers import ForcedBurgers, coarse_grain, random_forcing
+from ._linear import LinearReconstruction
+from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
+from ._training import error_vs_time, survival_time, train, unrolled_loss
+
+__all__ = [
+    "LearnedReconstruction",
+    "LinearReconstruction",
+    "face_coefficients",
+    "stencil_net",
+    "trainable",
+    "ForcedBurgers",
+    "random_forcing",
+    "coarse_grain",
+    "unrolled_loss",
+    "train",
+    "error_vs_time",
+    "survival_time",
+    "Corrected",
+    "corrected_spec",
+]

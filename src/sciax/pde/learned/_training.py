@@ -1,0 +1,162 @@
+"""Training a discretisation through the solver: an unrolled loss over windows of fixed steps,
+an optax loop with a progress bar and checkpoints, and the evaluation measures of Bar-Sinai et
+al. (PNAS 2019): mean absolute error against a coarse-grained reference over time, and the time
+an error stays below a threshold."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from jaxtyping import Array, Float, PyTree
+from tqdm.auto import tqdm
+
+from ..._simulate import simulate
+from ..fd._rk4 import RK4
+from ._stencil import trainable
+
+
+def _windows(name: str, ts, window: int | None) -> list[np.ndarray]:
+    ts = np.asarray(ts, dtype=np.float64)
+    if ts.ndim != 1 or len(ts) < 2:
+        raise ValueError(f"{name}: ts must be a 1-D array of at least two output times, got shape {ts.shape}")
+    window = len(ts) - 1 if window is None else window
+    if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or not 1 <= window <= len(ts) - 1:
+        raise ValueError(
+            f"{name}: window must be an integer in [1, {len(ts) - 1}] (output intervals per window), got {window!r}"
+        )
+    return [ts[i : i + window + 1] for i in range(0, len(ts) - 1, window)]
+
+
+def unrolled_loss(
+    model,
+    references: Float[Array, "batch T n"],
+    ts: Float[Array, " T"],
+    params: PyTree,
+    *,
+    dt: float,
+    window: int | None = None,
+    stop_gradient: bool = False,
+    checkpoint: int | None = 16,
+) -> Float[Array, ""]:
+    """The mean squared error of `model` run from `references[:, 0]` against `references` at
+    the output times `ts`, batched over trajectories with `jax.vmap`.
+
+    The run steps `sciax.pde.RK4(dt, checkpoint=checkpoint)` (reverse mode stores one state per
+    `checkpoint` steps and recomputes the rest) through `sciax.simulate`, in windows of `window`
+    output intervals, each window starting from the end of the last; `stop_gradient=True` cuts
+    the gradient between windows (truncated backpropagation: the loss of a window then only
+    trains the steps inside it). `ts`: concrete, uniform multiples of `dt` from `ts[0]`
+    (`ValueError` otherwise, or if `references` is not `(batch, len(ts), n)`); `params`: the
+    model's params with a leading batch axis on every leaf (e.g. one forcing per trajectory), or
+    `None`. Differentiable in `model` (use `equinox.filter_grad`) and `params`.
+    """
+    name = "unrolled_loss"
+    pieces = _windows(name, ts, window)
+    shape = jnp.shape(references)
+    if len(shape) != 3 or shape[1] != len(np.asarray(ts)):
+        raise ValueError(
+            f"{name}: references must have shape (batch, len(ts), cells) = (batch, {len(np.asarray(ts))}, cells), "
+            f"the trajectories sampled at ts; got shape {shape}"
+        )
+    method = RK4(dt, checkpoint=checkpoint)
+
+    def one(reference, p):
+        u, total, start = reference[0], 0.0, 0
+        for piece in pieces:
+            ys = simulate(model, u, piece, p, method=method).ys
+            stop = start + len(piece) - 1
+            total = total + jnp.sum((ys[1:] - reference[start + 1 : stop + 1]) ** 2)
+            u, start = (jax.lax.stop_gradient(ys[-1]) if stop_gradient else ys[-1]), stop
+        return total
+
+    in_axes = (0, None if params is None else 0)
+    totals = jax.vmap(one, in_axes=in_axes)(references, params)
+    return jnp.sum(totals) / (shape[0] * (shape[1] - 1) * shape[2])
+
+
+def train(
+    model,
+    loss: Callable[..., Float[Array, ""]],
+    optimizer: optax.GradientTransformation,
+    steps: int,
+    *,
+    data: Callable[[int], tuple] | None = None,
+    filter_spec: PyTree | None = None,
+    progress: bool = True,
+    checkpoint: str | os.PathLike | None = None,
+    checkpoint_every: int = 100,
+) -> tuple[PyTree, np.ndarray]:
+    """Minimise `loss(model, *data(step))` (`loss(model)` without `data`) over `model`'s
+    trainable leaves (`filter_spec`, default `trainable(model)`: the weights of its
+    `LearnedReconstruction`s) with `optimizer` for `steps` steps, one jitted `value_and_grad`
+    and optax update per step. `data(step)` returns the step's batch, a tuple of arrays of
+    fixed shapes (e.g. a random draw of trajectory segments, seeded by `step`).
+
+    A tqdm bar shows the loss (`progress`). With `checkpoint` a path, the trainable leaves, the
+    optimizer state and the step count are written there (`equinox.tree_serialise_leaves`,
+    atomically) every `checkpoint_every` steps and at the end, and a run finding the file
+    resumes from it. Returns the trained model and the loss before each step run here.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"train: steps must be an integer >= 0, got {steps!r}")
+    spec = trainable(model) if filter_spec is None else filter_spec
+    weights, frozen = eqx.partition(model, spec)
+    if not jax.tree_util.tree_leaves(weights):
+        raise ValueError("train: the model has no trainable arrays under filter_spec (no LearnedReconstruction?)")
+    state = (weights, optimizer.init(weights), np.zeros((), np.int64))
+    path = None if checkpoint is None else Path(checkpoint)
+    if path is not None and path.exists():
+        state = eqx.tree_deserialise_leaves(path, state)
+    weights, opt_state, done = state[0], state[1], int(state[2])
+
+    def save(count):
+        tmp = path.with_name(path.name + ".tmp")
+        eqx.tree_serialise_leaves(tmp, (weights, opt_state, np.asarray(count, np.int64)))
+        os.replace(tmp, path)
+
+    losses = []
+    bar = tqdm(range(done, steps), desc="train", disable=not progress, initial=done, total=steps)
+    for i in bar:
+        batch = () if data is None else tuple(data(i))
+        weights, opt_state, value = _step(weights, opt_state, batch, frozen, loss, optimizer)
+        losses.append(float(value))
+        bar.set_postfix(loss=f"{losses[-1]:.3e}")
+        if path is not None and (i + 1) % checkpoint_every == 0:
+            save(i + 1)
+    if path is not None:
+        save(max(steps, done))
+    return eqx.combine(weights, frozen), np.asarray(losses)
+
+
+@eqx.filter_jit
+def _step(weights, opt_state, batch, frozen, loss, optimizer):
+    # Module level, `loss` and `optimizer` static: a second `train` with the same ones reuses the compiled step.
+    value, grads = eqx.filter_value_and_grad(lambda w: loss(eqx.combine(w, frozen), *batch))(weights)
+    updates, opt_state = optimizer.update(grads, opt_state, weights)
+    return eqx.apply_updates(weights, updates), opt_state, value
+
+
+def error_vs_time(prediction: Float[Array, "... T n"], reference: Float[Array, "... T n"]) -> Float[Array, "... T"]:
+    """The mean absolute error over cells at each time (the measure of Bar-Sinai et al.)."""
+    if jnp.shape(prediction) != jnp.shape(reference):
+        raise ValueError(
+            f"error_vs_time: prediction and reference must have one shape, got {jnp.shape(prediction)} "
+            f"and {jnp.shape(reference)}"
+        )
+    return jnp.mean(jnp.abs(prediction - reference), axis=-1)
+
+
+def survival_time(ts: Float[Array, " T"], errors: Float[Array, "... T"], threshold: float) -> Float[Array, "..."]:
+    """The first output time at which `errors` (e.g. `error_vs_time`) exceeds `threshold`
+    (or is NaN), or `ts[-1]` if it never does."""
+    ts = jnp.asarray(ts)
+    bad = ~(jnp.asarray(errors) <= threshold)
+    first = jnp.argmax(bad, axis=-1)
+    return jnp.where(jnp.any(bad, axis=-1), ts[first], ts[-1])

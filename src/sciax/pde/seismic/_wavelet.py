@@ -1,0 +1,101 @@
+"""`Wavelet`: a source time function sampled at the modelling step, its low-pass filter, and its
+least-squares estimation from recorded data."""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Float
+
+from ..waves import ricker
+
+
+def lowpass(x: Float[ArrayLike, "... T"], dt: float, f_max: float, axis: int = -1) -> Float[Array, "... T"]:
+    """Zero-phase low-pass filter along `axis` (time, step `dt` s): the spectrum times a cosine taper
+    falling from 1 at `f_max / 2` to 0 at `f_max` (Hz). Zero-padded to twice the length, so the
+    filter does not wrap the end of a record onto its start. Linear, so filtering a wavelet filters
+    every seismogram it makes. Differentiable."""
+    x = jnp.asarray(x)
+    n = x.shape[axis]
+    freqs = jnp.fft.rfftfreq(2 * n, dt)
+    ramp = jnp.clip((freqs - 0.5 * f_max) / (0.5 * f_max), 0.0, 1.0)
+    taper = (0.5 * (1 + jnp.cos(jnp.pi * ramp))).astype(x.dtype)
+    shape = [1] * x.ndim
+    shape[axis] = taper.shape[0]
+    spectrum = jnp.fft.rfft(x, 2 * n, axis=axis) * taper.reshape(shape)
+    out = jnp.fft.irfft(spectrum, 2 * n, axis=axis)
+    return jnp.take(out, jnp.arange(n), axis=axis).astype(x.dtype)
+
+
+class Wavelet(eqx.Module):
+    """A source time function: `samples[k]` is its value at `t = k dt` (s); the amplitude injected
+    at a source is `4 pi c^2 samples[k]`, as for `AcousticWave`'s Ricker source.
+
+    **Fields:** `samples` (shape `(n_steps,)`), `dt` (s, static: modelling checks it against its step).
+    """
+
+    samples: Float[Array, " T"]
+    dt: float = eqx.field(static=True)
+
+    def __init__(self, samples: ArrayLike, dt: float):
+        samples = jnp.asarray(samples)
+        if samples.ndim != 1 or samples.shape[0] < 2:
+            raise ValueError(f"Wavelet: samples must be a 1-D array of at least 2 values, got shape {samples.shape}")
+        if not (isinstance(dt, (int, float, np.floating)) and dt > 0):
+            raise ValueError(f"Wavelet: dt must be a number > 0 (s), got {dt!r}")
+        self.samples, self.dt = samples, float(dt)
+
+    @classmethod
+    def ricker(cls, f0: float, dt: float, n_steps: int, amplitude: float = 1e-3, dtype=jnp.float32) -> Wavelet:
+        """The Ricker wavelet of `sciax.pde.ricker` (peak `f0` Hz, delay `1.2 / f0`), `n_steps` samples."""
+        return cls(ricker(jnp.arange(n_steps) * dt, f0, amplitude).astype(dtype), dt)
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.samples.shape[0])
+
+    def lowpass(self, f_max: float) -> Wavelet:
+        """This wavelet through `lowpass(..., f_max)` (Hz)."""
+        return Wavelet(lowpass(self.samples, self.dt, f_max), self.dt)
+
+    def peak_frequency(self) -> float:
+        """The frequency (Hz) of the largest amplitude of the spectrum."""
+        spectrum = np.abs(np.fft.rfft(np.asarray(self.samples), 4 * self.n_steps))
+        return float(np.fft.rfftfreq(4 * self.n_steps, self.dt)[np.argmax(spectrum)])
+
+
+def estimate_wavelet(
+    observed: Float[ArrayLike, "... T R"],
+    synthetic: Float[ArrayLike, "... T R"],
+    reference: Wavelet,
+    damping: float = 1e-4,
+) -> Wavelet:
+    """Least-squares source wavelet from recorded data (Pratt 1999, Geophysics 64, 888, eq. 17).
+
+    `synthetic`: the seismograms that `reference` makes in a model close to the
+    true one (same shape as `observed`: `(..., time, receiver)`, time step
+    `reference.dt`). In each frequency, the scalar `W(f)` minimising
+    `sum |W S_ref / W_ref - D|^2` over shots and receivers is
+    `W_ref sum(conj(S) D) / (sum |S|^2 + damping * max |S|^2)` (the damping keeps
+    frequencies with no energy at zero). Zero-padded to twice the length.
+    Differentiable in `observed`.
+    """
+    observed, synthetic = jnp.asarray(observed), jnp.asarray(synthetic)
+    if observed.shape != synthetic.shape or observed.ndim < 2:
+        raise ValueError(
+            f"estimate_wavelet: observed and synthetic must share a shape (..., time, receiver), got "
+            f"{observed.shape} and {synthetic.shape}"
+        )
+    n = observed.shape[-2]
+    if n != reference.n_steps and n != reference.n_steps + 1:
+        raise ValueError(f"estimate_wavelet: {n} time samples, but the reference wavelet has {reference.n_steps}")
+    spec_d = jnp.fft.rfft(observed, 2 * n, axis=-2)
+    spec_s = jnp.fft.rfft(synthetic, 2 * n, axis=-2)
+    axes = tuple(a for a in range(observed.ndim) if a != observed.ndim - 2)
+    cross = jnp.sum(jnp.conj(spec_s) * spec_d, axis=axes)
+    power = jnp.sum(jnp.abs(spec_s) ** 2, axis=axes)
+    ratio = cross / (power + damping * jnp.max(power))
+    w_ref = jnp.fft.rfft(reference.samples, 2 * n)
+    samples = jnp.fft.irfft(w_ref * ratio, 2 * n)[: reference.n_steps]
+    return Wavelet(samples.astype(reference.samples.dtype), reference.dt)

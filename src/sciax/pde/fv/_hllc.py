@@ -41,7 +41,12 @@ class HLLC(AbstractNumericalFlux):
         s_l, s_r = davis_speeds(model, left, right, params)
         mass_l, mass_r = rho_l * (s_l - u_l), rho_r * (s_r - u_r)
         s_star = (p_r - p_l + u_l * mass_l - u_r * mass_r) / (mass_l - mass_r)
-        f_l, f_r = model.flux(left, params), model.flux(right, params)
-        star_l = f_l + s_l * (_star_state(left, rho_l, u_l, p_l, s_l, s_star) - left)
-        star_r = f_r + s_r * (_star_state(right, rho_r, u_r, p_r, s_r, s_star) - right)
-        return jnp.where(s_l >= 0, f_l, jnp.where(s_star >= 0, star_l, jnp.where(s_r > 0, star_r, f_r)))
+        # Only the side of the contact that the face lies on matters: pick its quantities first and
+        # build one flux and one star state per face (the same arithmetic as building both).
+        on_left = (s_l >= 0) | (s_star >= 0)
+        state = jnp.where(on_left, left, right)
+        rho, vel, p, s = (jnp.where(on_left, a, b) for a, b in ((rho_l, rho_r), (u_l, u_r), (p_l, p_r), (s_l, s_r)))
+        f = model.flux(state, params)
+        star = f + s * (_star_state(state, rho, vel, p, s, s_star) - state)
+        supersonic = jnp.where(on_left, s_l >= 0, s_r <= 0)
+        return jnp.where(supersonic, f, star)

@@ -10,12 +10,14 @@ Solvers and Numerical Methods for Fluid Dynamics", 3rd ed., 2009, ch. 13-14).
 from __future__ import annotations
 
 import abc
+import math
 from typing import ClassVar
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jaxtyping import Array, Bool, Float, PyTree
 
 from ..._model import AbstractModel
@@ -108,6 +110,10 @@ class AbstractFVModel(AbstractModel):
     at `cfl=0.5`); Zhang and Shu's guarantee for every state needs `cfl` at most `w = 1/4` of
     `positivity_ok` (divided among the axes in several dimensions).
 
+    In 2-D/3-D (`face_quadrature=1`) `rhs` sweeps the grid in strips of `strip_rows()` cells
+    along axis 0, so that the intermediate arrays of a strip stay in cache, and slices the
+    stencils along each axis in place; per cell the arithmetic is that of the whole grid at once.
+
     The state is an array of cell averages of shape `grid.shape` (scalar laws) or
     `(fields, *grid.shape)` (systems), cell `i` centred at `grid.coords()[0][i]`.
 
@@ -145,6 +151,11 @@ class AbstractFVModel(AbstractModel):
     admissibility: ClassVar[str] = ""
     # Gauss nodes per transverse axis of a face (1: the face centre; 3: see `face_flux`).
     face_quadrature: ClassVar[int] = 1
+    # Cells along axis 0 per strip of `rhs` in 2-D/3-D (None: `strip_rows` chooses), and the
+    # automatic choice's target size of a strip (32 rows of 512 cells at 512^2: as fast as 64 in
+    # float64 within the noise of a shared machine, 128 rows slower; benchmarks/finite_volume.py).
+    tile: ClassVar[int | None] = None
+    strip_cells: ClassVar[int] = 16384
 
     # ---- the equation ----------------------------------------------------------------------------
     @abc.abstractmethod
@@ -187,18 +198,33 @@ class AbstractFVModel(AbstractModel):
         """The left and right states at the `n + 1` faces along `axis`, each `(fields, ..., n + 1)`
         with `axis` moved last; the other axes with `transverse_width` ghost cells on both sides."""
         g = self.reconstruction.ghost_cells
-        n = u.shape[axis + 1]
         padded = self.pad(u, g, t, axis)
         for other in range(self.grid.ndim):
             if transverse_width and other != axis:
                 padded = self.pad(padded, transverse_width, t, other)
-        padded = jnp.moveaxis(padded, axis + 1, -1)
-        right_edge, left_edge = self.reconstruction.edges(padded)
+        return self.padded_face_states(jnp.moveaxis(padded, axis + 1, -1), params, -1)
+
+    def padded_face_states(self, padded: Float[Array, "fields ..."], params, along: int) -> tuple[Array, Array]:
+        """The left and right states at the `n + 1` faces along array axis `along` of `padded`,
+        which holds `n` cells and `ghost_cells` ghosts on both sides along it, sliced in place."""
+        g = self.reconstruction.ghost_cells
+        along = along % padded.ndim
+        n = padded.shape[along] - 2 * g
+        right_edge, left_edge = self.reconstruction.edges(padded, along)
         if self.admissibility and self.reconstruction.radius > 0:
-            cells = padded[..., g - 1 : n + g + 1]
+            cells = lax.slice_in_dim(padded, g - 1, n + g + 1, axis=along)
             ok = self.positivity_ok(cells, right_edge, left_edge, params)
-            right_edge, left_edge = jnp.where(ok, right_edge, cells), jnp.where(ok, left_edge, cells)
-        return right_edge[..., :-1], left_edge[..., 1:]
+
+            def fallback(right_edge, left_edge):
+                return jnp.where(ok, right_edge, cells), jnp.where(ok, left_edge, cells)
+
+            # The fallback's selects cost as much as the reconstruction; almost every call keeps
+            # every cell, so they run only when one fails (under `vmap` both branches run).
+            right_edge, left_edge = lax.cond(jnp.all(ok), lambda r, e: (r, e), fallback, right_edge, left_edge)
+        return (
+            lax.slice_in_dim(right_edge, 0, n + 1, axis=along),
+            lax.slice_in_dim(left_edge, 1, n + 2, axis=along),
+        )
 
     def face_flux(self, t, u: Float[Array, "fields ..."], params, axis: int) -> Array:
         """The numerical flux through the faces along `axis`, `(fields, ..., n + 1)` with `axis`
@@ -232,12 +258,64 @@ class AbstractFVModel(AbstractModel):
     def rhs(self, t, y, params):
         self.check_state(y)
         u = self.as_fields(y)
+        if self.face_quadrature == 3 and self.grid.ndim > 1:
+            total = None
+            for axis, dx in enumerate(self.grid.spacing):
+                faces = self.face_flux(t, u, params, axis)
+                change = jnp.moveaxis(-(faces[..., 1:] - faces[..., :-1]) / dx, -1, axis + 1)
+                total = change if total is None else total + change
+            return self.from_fields(total)
+        g = self.reconstruction.ghost_cells
+        rows, n0 = self.strip_rows(), self.grid.shape[0]
+        if rows >= n0:
+            padded = [self.pad(u, g, t, axis) for axis in range(self.grid.ndim)]
+            return self.from_fields(self._strip_change(padded, params, 0, n0))
+        along_0 = self.pad(u, g, t, 0)
+
+        # Strips of `rows` cells along axis 0 keep the few dozen intermediate arrays of one strip in
+        # cache; the ghost cells along the other axes are added to each strip (in cache too).
+        def strip(start, size):
+            block = lax.dynamic_slice_in_dim(along_0, start, size + 2 * g, axis=1)
+            inner = lax.slice_in_dim(block, g, g + size, axis=1)
+            padded = [block, *(self.pad(inner, g, t, axis) for axis in range(1, self.grid.ndim))]
+            return self._strip_change(padded, params, 0, size)
+
+        count, rest = divmod(n0, rows)
+        strips = lax.map(lambda i: strip(i * rows, rows), jnp.arange(count))
+        total = jnp.moveaxis(strips, 0, 1).reshape(u.shape[0], count * rows, *u.shape[2:])
+        if rest:
+            total = jnp.concatenate([total, strip(count * rows, rest)], axis=1)
+        return self.from_fields(total)
+
+    def _strip_change(self, padded: list[Array], params, start, rows: int) -> Array:
+        """The rate of change of cells `start .. start + rows - 1` along axis 0, from `padded[k]`,
+        the fields with ghost cells along axis `k`."""
+        g = self.reconstruction.ghost_cells
         total = None
         for axis, dx in enumerate(self.grid.spacing):
-            faces = self.face_flux(t, u, params, axis)
-            change = jnp.moveaxis(-(faces[..., 1:] - faces[..., :-1]) / dx, -1, axis + 1)
+            width = rows + 2 * g if axis == 0 else rows
+            block = padded[axis]
+            if width != block.shape[1]:
+                block = lax.dynamic_slice_in_dim(block, start, width, axis=1)
+            left, right = self.padded_face_states(block, params, axis + 1)
+            faces = self.rotate(
+                self.numerical_flux(self, self.rotate(left, axis), self.rotate(right, axis), params), axis
+            )
+            n = faces.shape[axis + 1] - 1
+            change = -(lax.slice_in_dim(faces, 1, n + 1, axis=axis + 1) - lax.slice_in_dim(faces, 0, n, axis=axis + 1))
+            change = change / dx
             total = change if total is None else total + change
-        return self.from_fields(total)
+        return total
+
+    def strip_rows(self) -> int:
+        """Cells along axis 0 per strip of `rhs` (all of them in 1-D): `tile` if set, else about
+        `strip_cells` cells per strip (at least 8 rows)."""
+        shape = self.grid.shape
+        if len(shape) == 1:
+            return shape[0]
+        if self.tile is not None:
+            return min(self.tile, shape[0])
+        return min(shape[0], max(8, self.strip_cells // math.prod(shape[1:])))
 
     def max_speed(self, y: Array, params: PyTree, axis: int = 0) -> Float[Array, ""]:
         """The largest characteristic speed along `axis` in modulus over all cells (of this block)."""

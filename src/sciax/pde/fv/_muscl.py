@@ -10,7 +10,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax.numpy as jnp
 
-from ._reconstruction import AbstractReconstruction
+from ._reconstruction import AbstractReconstruction, shifted
 
 _LIMITERS = ("minmod", "van_leer", "mc")
 
@@ -51,8 +51,8 @@ class MUSCL(AbstractReconstruction):
     def radius(self) -> int:
         return 1
 
-    def edges(self, v):
-        back, ahead = v[..., 1:-1] - v[..., :-2], v[..., 2:] - v[..., 1:-1]
+    def edges(self, v, axis=-1):
+        before, centre, after = shifted(v, axis, 3)
+        back, ahead = centre - before, after - centre
         slope = {"minmod": _minmod, "van_leer": _van_leer, "mc": _mc}[self.limiter](back, ahead)
-        centre = v[..., 1:-1]
         return centre + 0.5 * slope, centre - 0.5 * slope

@@ -13,7 +13,7 @@ import abc
 import equinox as eqx
 import jax.numpy as jnp
 
-from ._reconstruction import AbstractReconstruction
+from ._reconstruction import AbstractReconstruction, shifted
 
 # Linear weights of the three third-order candidates for the value at the right face.
 _D = (0.1, 0.6, 0.3)
@@ -50,9 +50,8 @@ class AbstractWENO5(AbstractReconstruction):
         alpha = self.weights(beta)
         return (alpha[0] * q[0] + alpha[1] * q[1] + alpha[2] * q[2]) / (alpha[0] + alpha[1] + alpha[2])
 
-    def edges(self, v):
-        m = v.shape[-1]
-        s = [v[..., k : m - 4 + k] for k in range(5)]
+    def edges(self, v, axis=-1):
+        s = shifted(v, axis, 5)
         # The left face value is the right face value of the mirrored stencil.
         return self._face(*s), self._face(*s[::-1])
 

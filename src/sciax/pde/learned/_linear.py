@@ -4,6 +4,7 @@ baselines of the learned schemes: centred and upwind-biased finite volumes of an
 from __future__ import annotations
 
 import equinox as eqx
+import jax.numpy as jnp
 
 from ..fv import AbstractReconstruction
 from ._stencil import _check_stencil, face_coefficients
@@ -25,7 +26,8 @@ class LinearReconstruction(AbstractReconstruction):
     def radius(self) -> int:
         return max(-self.stencil[0], self.stencil[1])
 
-    def edges(self, v):
+    def edges(self, v, axis=-1):
+        v = jnp.moveaxis(v, axis, -1)
         lo, hi = self.stencil
         base = face_coefficients((lo, hi))[0]
         m, r = v.shape[-1], self.radius
@@ -33,4 +35,4 @@ class LinearReconstruction(AbstractReconstruction):
         def face(sign):
             return sum(c * v[..., r + sign * k : m - r + sign * k] for c, k in zip(base, range(lo, hi + 1)))
 
-        return face(1), face(-1)
+        return jnp.moveaxis(face(1), -1, axis), jnp.moveaxis(face(-1), -1, axis)

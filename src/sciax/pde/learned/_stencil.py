@@ -135,12 +135,13 @@ class LearnedReconstruction(AbstractReconstruction):
         m, r = v.shape[-1], self.radius
         return jnp.stack([v[..., r + sign * k : m - r + sign * k] for k in range(offsets[0], offsets[1] + 1)], -1)
 
-    def edges(self, v):
+    def edges(self, v, axis=-1):
+        v = jnp.moveaxis(v, axis, -1)
         # The left face is the right face of the mirrored data (sign -1): reflection symmetry.
         # Both sides go through the network in one batch.
         window = jnp.stack([self._window(v, sign, self.stencil) for sign in (1, -1)])
         weights = self.coefficients(jnp.stack([self._window(v, sign, self.inputs) for sign in (1, -1)]))
-        faces = jnp.sum(weights * window, axis=-1)
+        faces = jnp.moveaxis(jnp.sum(weights * window, axis=-1), -1, axis % v.ndim + 1)
         return faces[0], faces[1]
 
 

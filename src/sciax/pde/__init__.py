@@ -10,13 +10,15 @@
 - Finite differences: boundary conditions `Periodic`, `Dirichlet`, `Neumann`,
   `Sponge`, `CPML` (per side; `AbstractHalo`/`BoundaryHalo` fill stencil halos);
   models `AbstractFDModel`, `FDModel`, `AbstractWaveModel`, `AcousticWave` (+ `ricker`);
-  fixed-step methods `RK4(dt)`, `Leapfrog(dt)` (CFL-checked), implicit
+  `ElasticWave`;
+  fixed-step methods `RK4(dt)`, `Leapfrog(dt)`, `StaggeredLeapfrog(dt)` (CFL-checked), implicit
   `BackwardEuler(dt)`, `CrankNicolson(dt)` (Newton–Krylov steps via `sciax.linalg`). Stencils and the FD
   equation catalogue are in `sciax.pde.fd`.
 
 The package is laid out by family on the `sciax.grid` floor: `pde.fd` (finite-difference
 models, `RK4`, implicit steppers), `pde.spectral` (`SemilinearPDE`, ETDRK/IFRK4/CNAB2),
-`pde.waves` (`AcousticWave`, `Leapfrog`), `pde.seismic` (full-waveform inversion), `pde.fv`
+`pde.waves` (`AcousticWave`, `Leapfrog`; `ElasticWave`, `StaggeredLeapfrog`), `pde.seismic`
+(full-waveform inversion), `pde.fv`
 (finite volumes for conservation laws with shocks in 1-D to 3-D: Euler, shallow water,
 Burgers; WENO/MUSCL, HLLC, SSP-RK with a CFL step), `pde.learned` (learned finite-volume
 reconstructions trained through `simulate`, forced Burgers); every
@@ -49,7 +51,15 @@ from .spectral._etdrk import ETDRK1, ETDRK2, ETDRK4, AbstractETDRK
 from .spectral._ifrk4 import IFRK4
 from .spectral._semilinear import SemilinearPDE
 from .spectral._stepper import AbstractSpectralStepper
-from .waves import AbstractWaveModel, AcousticWave, Leapfrog, ricker
+from .waves import (
+    AbstractStaggeredModel,
+    AbstractWaveModel,
+    AcousticWave,
+    ElasticWave,
+    Leapfrog,
+    StaggeredLeapfrog,
+    ricker,
+)
 
 __all__ = [
     "Grid",
@@ -86,6 +96,9 @@ __all__ = [
     "AbstractFixedStep",
     "RK4",
     "Leapfrog",
+    "ElasticWave",
+    "AbstractStaggeredModel",
+    "StaggeredLeapfrog",
     "AbstractTheta",
     "BackwardEuler",
     "CrankNicolson",

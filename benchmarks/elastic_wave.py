@@ -1,0 +1,127 @@
+"""Elastic wave benchmark: `sciax.pde.ElasticWave` under `StaggeredLeapfrog` vs Devito's elastic
+velocity–stress scheme (`benchmarks/_devito_elastic.py`, the formulation of Devito's
+`examples/seismic/elastic`), float32, same heterogeneous medium, explosive Ricker source, rigid edges
+(no absorbing layer on either side, for equal work), only the final fields kept; orders 2, 4, 8 on
+300^2 x 1,000 steps and 1000^2 x 500 steps.
+
+Run: python benchmarks/elastic_wave.py [--quick] [--devito-python PYTHON] [--cases n,steps,order ...]
+Prints `name: value` lines (headers start with '#'): each side's best time over `--repeats` runs after a
+warm-up (compilation excluded), the ratio sciax / Devito (< 1: sciax faster), both sides' largest |vx|
+(the same problem: they differ by the source's half-step timing and the buoyancy averaging, a few %),
+a sciax run with CPML(20) layers for their cost, and the load average before and after (the machine is
+shared; times under load are noisy). Each side runs in its own process, one after the other, on all cores
+(XLA's default threads; Devito's OpenMP with `OMP_NUM_THREADS` = the core count) and pinned to one
+(`taskset -c 0`, XLA `--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`,
+`OMP_NUM_THREADS=1`): `--cores all|1|both`. Asserts nothing.
+
+Measured on the shared 2-core machine (load average 15-19, jax 0.10, 2026-11-26), one core each:
+sciax / Devito 1.15 (order 2), 1.6 (order 4), 5.9 (order 8) on 300^2 x 1,000 and 3.1, 3.0, 4.6 on
+1000^2 x 500 (times varied ~1.5x with the load between runs); on all cores Devito's
+OpenMP threads spin at each step's barrier on the oversubscribed cores (40-48 s against 0.3-1 s on one
+core), so those ratios (0.01-0.02) say nothing about Devito. Where sciax's time goes: XLA fuses each
+step into three loops (velocity pair, diagonal stress pair, shear stress), but the stacked pairs compute
+each difference once per component and the loops are not cache-blocked; at order 8 the arithmetic
+dominates. CPML layers (a memory variable per stretched difference, each stored once) cost 1.3-3x.
+"""
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+import sciax
+from sciax.pde import CPML, Dirichlet, ElasticWave, Grid, StaggeredLeapfrog
+
+sys.path.insert(0, os.path.dirname(__file__))
+from _devito_elastic import DTIME, F0, H, medium  # noqa: E402
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
+parser.add_argument("--devito-python", default="/work/devito-venv/bin/python", help="interpreter with devito")
+parser.add_argument("--cases", nargs="+", help='"n,steps,order" (default: the documented set)')
+parser.add_argument("--repeats", type=int, default=3)
+parser.add_argument("--cores", choices=["all", "1", "both"], default="both")
+parser.add_argument("--no-cpml", action="store_true", help="skip the sciax run with CPML layers")
+parser.add_argument("--sciax-case", help=argparse.SUPPRESS)  # "n,steps,order,cpml": one sciax run (subprocess)
+args = parser.parse_args()
+
+if args.cases:
+    CASES = [tuple(int(x) for x in c.split(",")) for c in args.cases]
+elif args.quick:
+    CASES = [(100, 100, 2), (100, 100, 4)]
+else:
+    CASES = [(n, s, o) for n, s in ((300, 1000), (1000, 500)) for o in (2, 4, 8)]
+
+
+def sciax_run(n: int, steps: int, order: int, bc):
+    vp, vs, rho = medium(n)
+    model = ElasticWave(Grid((n, n), n * H), f0=F0, bc=bc, order=order, receivers=[(n // 2 + 1, n // 2)])
+    params = {"vp": jnp.asarray(vp), "vs": jnp.asarray(vs), "rho": jnp.asarray(rho), "source": jnp.array([n // 2] * 2)}
+    z = jnp.zeros((n, n), jnp.float32)
+    y0 = {k: z for k in ("vx", "vz", "sxx", "szz", "sxz")}
+    ts = jnp.asarray([0.0, steps * DTIME], jnp.float32)
+    method = StaggeredLeapfrog(DTIME, checkpoint=None)
+
+    def run():
+        return sciax.simulate(model, y0, ts, params, method=method, save=("vx",)).ys["vx"][-1]
+
+    jax.block_until_ready(run())  # compile
+    best = math.inf
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        out = jax.block_until_ready(run())
+        best = min(best, time.perf_counter() - start)
+        if best > 20:
+            break
+    return best, float(jnp.max(jnp.abs(out)))
+
+
+def side(cmd, cores: str, env: dict) -> dict:
+    """Run one side in its own process (pinned to core 0 with `cores == "1"`) and parse its lines."""
+    if cores == "1":
+        cmd = ["taskset", "-c", "0", *cmd]
+    out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout
+    return {k: float(v) for k, v in (line.split(": ") for line in out.splitlines() if ": " in line)}
+
+
+def compare(n: int, steps: int, order: int, cores: str):
+    threads = "1" if cores == "1" else str(os.cpu_count())
+    xla = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1" if cores == "1" else ""
+    name, tag = f"{n}_{steps}_o{order}", f"{n}_{steps}_o{order}_{cores}core" + ("" if cores == "1" else "s")
+    me = [sys.executable, __file__, "--repeats", str(args.repeats), "--sciax-case"]
+    s = side([*me, f"{n},{steps},{order},0"], cores, {"XLA_FLAGS": xla})
+    devito = os.path.join(os.path.dirname(__file__), "_devito_elastic.py")
+    d = side(
+        [args.devito_python, devito, f"{n},{steps},{order}", "--repeats", str(args.repeats)],
+        cores,
+        {"OMP_NUM_THREADS": threads, "DEVITO_LANGUAGE": "openmp"},
+    )
+    s_time, d_time = s["sciax_s"], d[f"devito_elastic_{name}_s"]
+    print(f"sciax_elastic_{tag}_s: {s_time:.4f}")
+    print(f"devito_elastic_{tag}_s: {d_time:.4f}")
+    print(f"ratio_sciax_over_devito_{tag}: {s_time / d_time:.3f}")
+    print(f"sciax_elastic_{tag}_Mpoint_steps_per_s: {n * n * steps / s_time / 1e6:.1f}")
+    print(f"max_abs_vx_{tag}_sciax_devito: {s['max_abs_vx']:.4g} {d[f'devito_elastic_{name}_max_abs_vx']:.4g}")
+    if not args.no_cpml:
+        c = side([*me, f"{n},{steps},{order},1"], cores, {"XLA_FLAGS": xla})
+        print(f"sciax_elastic_cpml20_{tag}_s: {c['sciax_s']:.4f}")
+
+
+if args.sciax_case:
+    n, steps, order, cpml = (int(x) for x in args.sciax_case.split(","))
+    seconds, vmax = sciax_run(n, steps, order, CPML(20) if cpml else Dirichlet(0))
+    print(f"sciax_s: {seconds:.6f}")
+    print(f"max_abs_vx: {vmax:.6g}")
+    sys.exit(0)
+
+print(f"# jax {jax.__version__}, backend {jax.default_backend()}, {os.cpu_count()} cores, float32")
+print(f"load_average_before: {os.getloadavg()[0]:.2f}")
+for n, steps, order in CASES:
+    for cores in ("all", "1") if args.cores == "both" else (args.cores,):
+        compare(n, steps, order, cores)
+print(f"load_average_after: {os.getloadavg()[0]:.2f}")

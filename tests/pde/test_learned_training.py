@@ -47,7 +47,7 @@ def test_rhs_converges_to_exact_cell_averages_at_second_order():
     errors = []
     for n in (48, 96):
         model = learned.ForcedBurgers(sciax.pde.Grid(n, 2 * np.pi, points="centre"), eta=eta)
-        got = model.rhs(t, jnp.asarray(gauss_average(u, n)), p)
+        got = jax.jit(model.rhs)(t, jnp.asarray(gauss_average(u, n)), p)
         errors.append(np.max(np.abs(np.asarray(got) - gauss_average(exact, n))))
     order = np.log2(errors[0] / errors[1])
     assert errors[-1] < 1e-3 and 1.9 < order, (errors, order)
@@ -85,52 +85,64 @@ def _references():
     truth = learned.ForcedBurgers(sciax.pde.Grid(4 * N, 2 * np.pi, points="centre"))
     fine0 = jnp.repeat(u0, 4, axis=-1)
     ys = jax.vmap(lambda u, p: sciax.simulate(truth, u, TS, p, method=sciax.pde.RK4(DT / 4)).ys)(fine0, FORCING)
-    return learned.coarse_grain(ys, 4).at[:, 0].set(u0)
+    # The time derivative of the coarse averages is the coarse average of the fine one.
+    rates = jax.vmap(jax.vmap(truth.rhs, in_axes=(0, 0, None)), in_axes=(None, 0, 0))(jnp.asarray(TS), ys, FORCING)
+    return learned.coarse_grain(ys, 4).at[:, 0].set(u0), learned.coarse_grain(rates, 4)
 
 
-REFS = _references()
+REFS, RATES = _references()
+# The derivative loss's batch: every snapshot with its time and forcing.
+SNAPSHOTS = (
+    REFS.reshape(-1, N),
+    jnp.tile(jnp.asarray(TS), 2),
+    {k: jnp.repeat(v, len(TS), axis=0) for k, v in FORCING.items()},
+    RATES.reshape(-1, N),
+)
 
 
 def test_vmap_over_y0_and_forcing_matches_a_loop():
     model = MODEL
     run = jax.jit(jax.vmap(lambda u, p: sciax.simulate(model, u, TS, p, method=sciax.pde.RK4(DT)).ys))
     batched = run(REFS[:, 0], FORCING)
+    single = jax.jit(lambda u, p: sciax.simulate(model, u, TS, p, method=sciax.pde.RK4(DT)).ys)
     for i in range(2):
-        p = {k: v[i] for k, v in FORCING.items()}
-        one = sciax.simulate(model, REFS[i, 0], TS, p, method=sciax.pde.RK4(DT)).ys
+        one = single(REFS[i, 0], {k: v[i] for k, v in FORCING.items()})
         np.testing.assert_allclose(batched[i], one, rtol=1e-12, atol=1e-12)
-
-
-def _loss(m):
-    return learned.unrolled_loss(m, REFS, TS, FORCING, dt=DT)
 
 
 MODEL = _model()
 WEIGHTS, REST = eqx.partition(MODEL, learned.trainable(MODEL))
 
 
-@eqx.filter_jit
-def _window_loss(w, stop_gradient=False):
-    # Reverse mode stores every step (checkpoint=None): a smaller program to compile.
-    model = eqx.combine(w, REST)
+def _window_loss(w, stop_gradient):
+    # Two windows of one output interval; reverse mode stores every step (checkpoint=None): a
+    # smaller program to compile.
     return learned.unrolled_loss(
-        model, REFS, TS, FORCING, dt=DT, window=2, stop_gradient=stop_gradient, checkpoint=None
+        eqx.combine(w, REST),
+        REFS[:, :3],
+        TS[:3],
+        FORCING,
+        dt=DT,
+        window=1,
+        stop_gradient=stop_gradient,
+        checkpoint=None,
     )
 
 
 @eqx.filter_jit
-def _grads(w):
-    # Both gradients in one program: one compilation.
-    return eqx.filter_grad(_window_loss)(w, False), eqx.filter_grad(_window_loss)(w, True)
+def _values_and_grads(w):
+    # The full and the truncated gradient in one program (one compilation); the loss values it
+    # returns at perturbed weights give the finite differences without a second program.
+    return eqx.filter_value_and_grad(_window_loss)(w, False), eqx.filter_grad(_window_loss)(w, True)
 
 
 def test_grad_of_unrolled_loss_matches_finite_differences():
-    full, cut = _grads(WEIGHTS)
+    (_, full), cut = _values_and_grads(WEIGHTS)
     direction = jax.tree_util.tree_map(lambda g: jax.random.normal(jax.random.key(4), g.shape), full)
     h = 1e-5
     # The forward loss is the same with or without the cut.
-    plus = _window_loss(jax.tree_util.tree_map(lambda w, d: w + h * d, WEIGHTS, direction))
-    minus = _window_loss(jax.tree_util.tree_map(lambda w, d: w - h * d, WEIGHTS, direction))
+    (plus, _), _ = _values_and_grads(jax.tree_util.tree_map(lambda w, d: w + h * d, WEIGHTS, direction))
+    (minus, _), _ = _values_and_grads(jax.tree_util.tree_map(lambda w, d: w - h * d, WEIGHTS, direction))
     fd = (plus - minus) / (2 * h)
 
     def along(grads):
@@ -143,14 +155,37 @@ def test_grad_of_unrolled_loss_matches_finite_differences():
     assert abs(float(along(cut) - fd)) > 1e-4 * abs(float(fd))
 
 
+def _derivative_loss(m):
+    return learned.derivative_loss(m, *SNAPSHOTS)
+
+
+def test_derivative_loss_against_a_loop():
+    # Snapshot by snapshot with its own time and forcing, unbatched (one compiled rhs).
+    rhs = jax.jit(lambda t, u, p: MODEL.rhs(t, u, p))
+    states, times, forcing, targets = jax.tree_util.tree_map(np.asarray, SNAPSHOTS)
+    expected = np.mean(
+        [
+            (np.asarray(rhs(times[i], states[i], {k: v[i] for k, v in forcing.items()})) - targets[i]) ** 2
+            for i in range(len(times))
+        ]
+    )
+    np.testing.assert_allclose(eqx.filter_jit(_derivative_loss)(MODEL), expected, rtol=1e-12)
+    with pytest.raises(ValueError, match="states and targets must share one shape.*targets \\(8, 15\\)"):
+        learned.derivative_loss(MODEL, SNAPSHOTS[0], SNAPSHOTS[1], SNAPSHOTS[2], SNAPSHOTS[3][:, 1:])
+    with pytest.raises(ValueError, match="times be \\(batch,\\).*times \\(3,\\)"):
+        learned.derivative_loss(MODEL, SNAPSHOTS[0], SNAPSHOTS[1][:3], SNAPSHOTS[2], SNAPSHOTS[3])
+
+
 def test_short_training_reduces_the_loss_and_resumes_from_a_checkpoint(tmp_path):
+    # The time-derivative loss: one right-hand side per snapshot, a small program to compile
+    # (the unrolled loss's gradient is checked above).
     model = MODEL
-    trained, losses = learned.train(model, _loss, ADAM, 30, progress=False)
-    assert losses[-1] < 0.25 * losses[0], losses
+    trained, losses = learned.train(model, _derivative_loss, ADAM, 30, progress=False)
+    assert losses[-1] < 0.4 * losses[0], losses
     # Interrupted after 20 steps and resumed: the same weights as the uninterrupted run.
     path = tmp_path / "weights.eqx"
-    learned.train(model, _loss, ADAM, 20, progress=False, checkpoint=path)
-    resumed, rest = learned.train(model, _loss, ADAM, 30, progress=False, checkpoint=path)
+    learned.train(model, _derivative_loss, ADAM, 20, progress=False, checkpoint=path)
+    resumed, rest = learned.train(model, _derivative_loss, ADAM, 30, progress=False, checkpoint=path)
     assert len(rest) == 10
     np.testing.assert_allclose(rest, losses[20:], rtol=1e-10)
     for a, b in zip(

@@ -8,15 +8,15 @@
 - `ForcedBurgers`: `u_t + (u^2/2)_x = eta u_xx + f(x, t)` on a periodic grid, the paper's
   benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging).
 - `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
-- Training: `unrolled_loss`, `train` (optax, progress bar, checkpoints), `error_vs_time`,
-  `survival_time`.
+- Training: `derivative_loss` (one right-hand side per snapshot), `unrolled_loss`, `train` (optax,
+  progress bar, checkpoints), `error_vs_time`, `survival_time`.
 """
 
 from ._closure import Corrected, corrected_spec
 from ._forced_burgers import ForcedBurgers, coarse_grain, random_forcing
 from ._linear import LinearReconstruction
 from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
-from ._training import error_vs_time, survival_time, train, unrolled_loss
+from ._training import derivative_loss, error_vs_time, survival_time, train, unrolled_loss
 
 __all__ = [
     "LearnedReconstruction",
@@ -28,6 +28,7 @@ __all__ = [
     "random_forcing",
     "coarse_grain",
     "unrolled_loss",
+    "derivative_loss",
     "train",
     "error_vs_time",
     "survival_time",

@@ -25,7 +25,11 @@ problem; sciax's pattern is found by symbolic detection (a plain `ODE`,
 reference is scipy Radau at rtol 1e-10, cross-checked against sciax BDF at
 rtol 1e-10 (the `reference_agreement` line).
 
-Run: python benchmarks/stiff_pde.py [--sizes 32 64 128] [--only-1d]
+At N = 32 an ensemble of 100 members (initial values and alpha within +-10 %) runs
+at once through `sciax.ode.simulate_ensemble` (shared step and order, one block
+GMRES), against scipy BDF member by member (timed on a few members, per member).
+
+Run: python benchmarks/stiff_pde.py [--sizes 32 64 128] [--members 100] [--only-1d | --no-1d]
 Prints `name: value` lines (seconds are wall time after compilation, best of 2).
 """
 
@@ -56,15 +60,15 @@ def setup(n):
     return np.concatenate([u0.ravel(), v0.ravel()]), disc, (n - 1) ** 2
 
 
-def numpy_rhs(n, disc, inv_dx2):
+def numpy_rhs(n, disc, inv_dx2, alpha=ALPHA):
     def lap(w):
         return inv_dx2 * (np.roll(w, 1, 0) + np.roll(w, -1, 0) + np.roll(w, 1, 1) + np.roll(w, -1, 1) - 4 * w)
 
     def f(t, z):
         u, v = z.reshape(2, n, n)
         force = 5.0 * disc if t >= 1.1 else 0.0
-        du = 1.0 + u * u * v - 4.4 * u + ALPHA * lap(u) + force
-        dv = 3.4 * u - u * u * v + ALPHA * lap(v)
+        du = 1.0 + u * u * v - 4.4 * u + alpha * lap(u) + force
+        dv = 3.4 * u - u * u * v + alpha * lap(v)
         return np.concatenate([du.ravel(), dv.ravel()])
 
     return f
@@ -148,6 +152,56 @@ def methods(n):
         "bdf_sparse": sciax.ode.BDF(jacobian=p),
         "rodas5p_sparse": sciax.ode.Rodas5P(jacobian=p),
     }
+
+
+def ensemble_members(n, members, seed=0):
+    """Member 0 is the nominal problem; the others scale y0 and alpha by up to +-10 %."""
+    z0, _, _ = setup(n)
+    rng = np.random.default_rng(seed)
+    scale = np.concatenate([[1.0], 1 + 0.1 * rng.uniform(-1, 1, members - 1)])
+    alpha = ALPHA * np.concatenate([[1.0], 1 + 0.1 * rng.uniform(-1, 1, members - 1)])
+    return scale[:, None] * z0[None], alpha
+
+
+def ensemble(n, members, ref, scipy_members=4):
+    """`members` members at once by `simulate_ensemble` (shared steps, block GMRES) vs scipy BDF member by member."""
+    z0s, alphas = ensemble_members(n, members)
+    _, disc, inv_dx2 = setup(n)
+    jac_sparsity = sp.csr_matrix(pattern(n), dtype=float)
+    start = time.perf_counter()
+    for z0, alpha in zip(z0s[:scipy_members], alphas[:scipy_members]):
+        f = numpy_rhs(n, disc, inv_dx2, alpha)
+        sol = scipy.integrate.solve_ivp(
+            f, (0, T_END), z0, method="BDF", rtol=RTOL, atol=ATOL, jac_sparsity=jac_sparsity
+        )
+        assert sol.success, sol.message
+    t_scipy = (time.perf_counter() - start) / scipy_members
+    model = sciax_model(n, disc, inv_dx2)
+    # restart 10: the Krylov basis holds restart + 1 vectors of the whole ensemble (1.6 MB each here)
+    gmres = lx.GMRES(rtol=1e-4, atol=1e-12, restart=10)
+    method = sciax.ode.BDF(
+        jacobian="jvp", linear_solver=gmres, preconditioner=methods(n)["bdf_krylov_fft"].preconditioner
+    )
+    ts = jnp.asarray([0.0, T_END])
+
+    def run(z0s, alphas):
+        sol = sciax.ode.simulate_ensemble(
+            model, z0s, ts, alphas, method=method, rtol=RTOL, atol=ATOL, max_steps=100_000, path="shared_step"
+        )
+        return sol.ys[:, -1], sol.stats["num_steps"][0]
+
+    args = (jnp.asarray(z0s), jnp.asarray(alphas))
+    compiled = jax.jit(run).lower(*args).compile()
+    start = time.perf_counter()
+    ys, steps = jax.block_until_ready(compiled(*args))
+    seconds = time.perf_counter() - start
+    tag = f"brusselator_n{n}_ensemble{members}"
+    print(f"# {members} members (y0, alpha within +-10 %), one timed run; scipy BDF timed on {scipy_members} of them")
+    print(f"{tag}_scipy_bdf_per_member_s: {t_scipy:.3g}")
+    print(f"{tag}_s: {seconds:.3g}")
+    print(f"{tag}_steps: {int(steps)}")
+    print(f"{tag}_member0_error: {rel_error(np.asarray(ys[0]), ref):.2g}")
+    print(f"{tag}_per_member_over_scipy: {seconds / members / t_scipy:.3f}")
 
 
 def reference(n):
@@ -234,13 +288,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[32, 64, 128])
     parser.add_argument("--only-1d", action="store_true", help="run only the 1-D Allen-Cahn case")
+    parser.add_argument("--no-1d", action="store_true", help="skip the 1-D Allen-Cahn case")
+    parser.add_argument("--members", type=int, default=100, help="ensemble size at N = 32 (0: none)")
     args = parser.parse_args()
     if not args.only_1d:
-        brusselator(args.sizes)
-    allen_cahn_1d()
+        brusselator(args.sizes, args.members)
+    if not args.no_1d:
+        allen_cahn_1d()
 
 
-def brusselator(sizes):
+def brusselator(sizes, members):
     print(f"# Brusselator 2-D, float64, jax {jax.__version__}, backend {jax.default_backend()}, rtol {RTOL}")
     for n in sizes:
         ref, what = reference(n)
@@ -255,6 +312,8 @@ def brusselator(sizes):
             print(f"brusselator_n{n}_{name}_error: {rel_error(y, ref):.2g}")
             print(f"brusselator_n{n}_{name}_steps: {steps}")
             print(f"brusselator_n{n}_{name}_over_scipy_bdf: {seconds / t_scipy:.2f}")
+        if n == 32 and members:
+            ensemble(n, members, ref)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ solves are differentiated implicitly (`jax.lax.custom_linear_solve`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -231,8 +232,11 @@ def _coefficients(ndf: bool, dtype):
     return jnp.asarray(alpha, dtype), jnp.asarray(error_const, dtype)
 
 
-def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, kind):
+def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, kind, members=1):
+    """The loop of `BDF`; with `members > 1` the flat state is `members` equal blocks (a shared-step
+    ensemble) and every norm is the largest over the blocks, so each member meets the tolerance."""
     dtype = y0.dtype
+    norm = functools.partial(core.rms, blocks=members)
     alpha, error_const = _coefficients(ndf, dtype)
     t0, t_end = ts[0], ts[-1]
     f0 = f(t0, y0)
@@ -241,7 +245,7 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, k
     if dt0 is not None:
         h0 = jnp.asarray(dt0, dtype)
     elif linear.mass is None:
-        h0 = core.initial_step(f, t0, y0, f0, rtol, atol, t_end - t0)
+        h0 = core.initial_step(f, t0, y0, f0, rtol, atol, t_end - t0, norm)
     else:
         h0 = core.initial_step_dae(y0, slope, rtol, atol, t_end - t0)
     h0 = jnp.where(t_end > t0, h0, 1.0)  # a zero-length span only writes y0
@@ -272,7 +276,7 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, k
         newton_failures=zero,
         nonfinite_solves=zero,
     )
-    step = _Stepper(f, linear, args, ts, rtol, atol, max_steps, newton_tol, alpha, error_const, lazy)
+    step = _Stepper(f, linear, args, ts, rtol, atol, max_steps, newton_tol, alpha, error_const, lazy, members)
     state = eqxi.while_loop(
         lambda s: s["status"] == _RUNNING, step.iterate, state, max_steps=max_steps + ts.size + 1, kind=kind
     )
@@ -303,6 +307,10 @@ class _Stepper(eqx.Module):
     alpha: Array
     error_const: Array
     lazy_factorisation: bool = eqx.field(static=True)
+    members: int = eqx.field(static=True, default=1)
+
+    def _norm(self, x):
+        return core.rms(x, blocks=self.members)
 
     def iterate(self, s):
         """One loop iteration: write the next output if the last step reached it, else attempt a step."""
@@ -383,7 +391,7 @@ class _Stepper(eqx.Module):
                 fy = self.f(t_new, carry["y"])
                 residual = c * fy - self.linear.times_mass(psi + carry["d"])
                 dy = correction * self.linear.solve(factors, residual)
-                norm = core.rms(dy / scale)
+                norm = self._norm(dy / scale)
                 rate = norm / carry["old"]
                 remaining = core.NEWTON_MAXITER - k
                 diverging = ~jnp.isfinite(norm)
@@ -440,7 +448,7 @@ class _Stepper(eqx.Module):
         order = s["order"]
         safety = 0.9 * (2 * core.NEWTON_MAXITER + 1) / (2 * core.NEWTON_MAXITER + n_iter)
         scale = self.atol + self.rtol * jnp.abs(y_new)
-        error_norm = core.rms(self.error_const[order] * d / scale)
+        error_norm = self._norm(self.error_const[order] * d / scale)
 
         def reject():
             factor = jnp.maximum(core.MIN_FACTOR, safety * error_norm ** (-1.0 / (order + 1)))
@@ -460,9 +468,9 @@ class _Stepper(eqx.Module):
         """After q+1 equal steps: the order (q-1, q or q+1) that allows the largest next step."""
         order, d_table = s["order"], s["d_table"]
         inf = jnp.full((), jnp.inf, error_norm.dtype)
-        lower = jnp.where(order > 1, core.rms(self.error_const[order - 1] * d_table[order] / scale), inf)
+        lower = jnp.where(order > 1, self._norm(self.error_const[order - 1] * d_table[order] / scale), inf)
         upper = jnp.where(
-            order < core.MAX_ORDER, core.rms(self.error_const[order + 1] * d_table[order + 2] / scale), inf
+            order < core.MAX_ORDER, self._norm(self.error_const[order + 1] * d_table[order + 2] / scale), inf
         )
         norms = jnp.stack([lower, error_norm, upper])
         factors = norms ** (-1.0 / (order + jnp.arange(3)))

@@ -14,6 +14,7 @@ from jaxtyping import Array, ArrayLike, PyTree
 from .. import _checks
 from .._simulate import simulate
 from .._solution import Solution
+from ._ensemble_bdf import solve_shared_step
 from ._ensemble_kernel import integrate_pallas, integrate_xla
 from ._ensemble_rk import LaneERK
 from ._ensemble_rosenbrock import LaneRosenbrock
@@ -27,7 +28,7 @@ from ._sde_methods import EulerMaruyama, StratonovichHeun
 
 #: The kernel path keeps every state component of a member in registers: at most this many.
 MAX_KERNEL_STATE = 64
-_PATHS = ("auto", "kernel", "vmap")
+_PATHS = ("auto", "kernel", "vmap", "shared_step")
 _EXPLICIT = {Tsit5: diffrax.Tsit5, Dopri5: diffrax.Dopri5}
 _KERNEL_METHODS = "Tsit5, Dopri5 (explicit) and Rodas5P, Rodas4, Ros3P, Ros34PW2 (stiff, dense Jacobian)"
 _SDE_METHODS = (EulerMaruyama, StratonovichHeun)
@@ -83,8 +84,14 @@ def simulate_ensemble(
       dense Jacobian by forward mode, LU with partial pivoting); any ODE method on
       the vmap path.
     - `path`: `"kernel"` (per-member kernel: Pallas/Triton on a GPU, the same lane
-      program compiled by XLA on a CPU), `"vmap"` (`jax.vmap(sciax.simulate)`) or
-      `"auto"`: the kernel when the method, state and right-hand side allow it
+      program compiled by XLA on a CPU), `"vmap"` (`jax.vmap(sciax.simulate)`),
+      `"shared_step"` (`sciax.ode.BDF` only: the members integrated as one
+      block-diagonal system with one step size and order, each member's error test
+      passed at every step; one Newton iteration, one Jacobian and one block SuperLU
+      factorisation or one block GMRES for all; the way for large stiff members such
+      as method-of-lines PDEs, `benchmarks/stiff_pde.py`; only when asked for: its forward mode is tested, reverse
+      mode is not, and a loop of single Newton-Krylov solves was faster per member in
+      the one measurement) or `"auto"`: the kernel when the method, state and right-hand side allow it
       (measured faster than vmap on both backends, `benchmarks/gpu_ensemble.py`),
       else vmap.
     - `rtol`, `atol`, `dt0`, `max_steps`, `throw`: as for `sciax.simulate`
@@ -115,6 +122,9 @@ def simulate_ensemble(
     size collapsed) on the kernel path, diffrax's codes on the vmap path. A member
     that fails stops alone: its rows past the time it reached are `inf` and its
     `success` is `False` (with `throw=False`; `throw=True` raises if any fails).
+    On the shared-step path the stats are the shared run's counts (the same for
+    every member: `BDF`'s, `num_jacobian_evals` and `num_factorisations` included)
+    and a failure stops all members.
 
     **Raises** `ValueError` for inconsistent member counts, a state too large for
     the forced kernel path, or a backend without a kernel path (TPU) when forced;
@@ -135,6 +145,14 @@ def simulate_ensemble(
             raise ValueError("simulate_ensemble: an SDE ensemble takes fixed steps; pass dt0=")
         options = dict(dt0=dt0, max_steps=max_steps, throw=throw)
     options.update(vmap_options)
+    if path == "shared_step":
+        if sde or vmap_options:
+            raise ValueError(
+                "simulate_ensemble: path='shared_step' integrates an ODE with BDF and takes no "
+                f"{'SDE' if sde else ', '.join(map(repr, vmap_options))}; use path='vmap'"
+            )
+        y0b, pb = _broadcast_members(y0, params, in_axes, members)
+        return solve_shared_step(model, method, y0b, _checks.check_ts(ts), pb, **options)
     reason = _kernel_refusal(model, method, y0, params, in_axes, members, block_size)
     if reason is None and vmap_options:
         reason = f"the kernel path has no option {', '.join(map(repr, vmap_options))} (events, dense output, ...)"

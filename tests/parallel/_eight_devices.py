@@ -375,6 +375,26 @@ def ensembles(slab, pencil):
     )
 
 
+def seismic_shots(slab, pencil):
+    # FWI shots split over the mesh's x axis (4 devices; replicated along y), the model replicated:
+    # seismograms, illumination and the misfit gradient (summed over devices) against one device.
+    seismic, grid = pde.seismic, pde.Grid((20, 20), 200.0)
+    survey = seismic.Survey(
+        grid, [[5, j] for j in (5, 8, 11, 14)], [[6, j] for j in range(4, 16, 3)], f0=25.0, bc=pde.CPML(4)
+    )
+    c = jnp.asarray(2000.0 + 20.0 * np.arange(20.0)[:, None] * np.ones(20))
+    wavelet = seismic.Wavelet.ricker(25.0, 1e-3, 40, dtype=jnp.float64)
+
+    def shots(mesh, c=c, energy=False):
+        return seismic.model_shots(survey, c, wavelet, 1e-3, checkpoint=8, energy=energy, mesh=mesh, axis="x")
+
+    report("seismic_shots_4x2", rel(shots(pencil, energy=True), shots(None, energy=True)))
+    observed = shots(None, c * 1.02)
+    grad = lambda mesh: jax.grad(lambda c: seismic.l2_misfit(shots(mesh, c), observed))(c)  # noqa: E731
+    report("seismic_shots_4x2_grad", rel(grad(pencil), grad(None)))
+    expect_error("seismic_shots_not_divisible", lambda: shots(slab))
+
+
 def bad_input(slab, pencil):
     heat = pde.fd.heat(pde.Grid((30, 16), 1.0), bc=pde.Neumann())
     expect_error("not_divisible", lambda: parallel.shard(heat, slab))
@@ -412,6 +432,7 @@ def main(names):
         "finite_volume",
         "spectral",
         "ensembles",
+        "seismic_shots",
         "bad_input",
     ):
         start = time.perf_counter()

@@ -57,6 +57,8 @@ EQUAL = [
     "fft3d_pencil",
     "ensemble",
     "ensemble_grad",
+    "seismic_shots_4x2",
+    "seismic_shots_4x2_grad",
 ]
 BAD_INPUT = [
     "not_divisible",
@@ -70,6 +72,7 @@ BAD_INPUT = [
     "wide_halo_rk4_wider_than_shard",
     "wide_halo_adaptive_method",
     "fv_halo_wider_than_shard",
+    "seismic_shots_not_divisible",
 ]
 
 

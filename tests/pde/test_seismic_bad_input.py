@@ -79,3 +79,18 @@ def test_observed_of_the_wrong_shape_and_unknown_options():
         S.invert(survey, observed, c0, wavelet, 1e-3, optimizer="sgd")
     with pytest.raises(ValueError, match=r"misfit must be one of \['l2', 'normalized'\], got 'l1'"):
         S.invert(survey, observed, c0, wavelet, 1e-3, misfit="l1")
+
+
+def test_mesh_axis_gradient_and_checkpoint_options():
+    survey = _survey()
+    wavelet = S.Wavelet.ricker(20.0, 1e-3, 150)
+    c0 = jnp.full(GRID.shape, 2000.0)
+    mesh = sciax.parallel.make_mesh("slab")
+    with pytest.raises(ValueError, match=r"mesh axis 'w' does not exist; the mesh has axes \('x',\)"):
+        S.model_shots(survey, c0, wavelet, 1e-3, mesh=mesh, axis="w")
+    with pytest.raises(ValueError, match=r"mesh axis 'w' does not exist"):
+        S.invert(survey, jnp.zeros((1, 151, 5)), c0, wavelet, 1e-3, mesh=mesh, axis="w")
+    with pytest.raises(TypeError, match=r"mesh must be a jax.sharding.Mesh .*, got str"):
+        S.model_shots(survey, c0, wavelet, 1e-3, mesh="x")
+    with pytest.raises(ValueError, match=r'gradient must be "adjoint" or "autodiff", got \'exact\''):
+        S.model_shots(survey, c0, wavelet, 1e-3, gradient="exact")

@@ -3,7 +3,8 @@
 `Survey` (the model and its shots: sources and receivers at any grid points outside the
 absorbing layers), `Wavelet` (a source time function sampled at the modelling step; Ricker,
 low-pass, `estimate_wavelet` by least squares), `model_shots` (every shot's seismograms,
-batched with `vmap`, checkpointed in time), misfits (`l2_misfit`, `normalized_misfit`),
+batched with `vmap` or split over a device mesh, gradients by the discrete adjoint-state method
+from checkpoints), misfits (`l2_misfit`, `normalized_misfit`),
 preconditioning (`mute_mask`, `illumination_preconditioner`), and `invert` (frequency
 continuation, velocity bounds by projection, Adam or L-BFGS), returning an `InversionResult`.
 """

@@ -3,6 +3,7 @@ continuation, illumination preconditioning, velocity bounds and Adam or L-BFGS."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import equinox as eqx
@@ -10,10 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from jax.sharding import Mesh
 from jaxtyping import Array, ArrayLike, Float
 
 from ._misfit import MISFITS
-from ._modelling import check_step, model_shots
+from ._modelling import check_mesh, check_step, model_shots
 from ._precondition import illumination_preconditioner, mute_mask
 from ._survey import Survey
 from ._wavelet import Wavelet, lowpass
@@ -75,6 +77,8 @@ def invert(
     stabilisation: float = 1e-2,
     c_true: Float[ArrayLike, "..."] | None = None,
     checkpoint: int = 32,
+    mesh: Mesh | None = None,
+    axis: str | Sequence[str] | None = None,
     verbose: bool = False,
 ) -> InversionResult:
     """Full-waveform inversion of `observed` (`(n_shots, T + 1, n_receivers)`, as `model_shots`
@@ -92,8 +96,9 @@ def invert(
 
     `optimizer`: `"adam"` (optax; each step moves a cell by about `s * learning_rate` m/s)
     or `"lbfgs"` (optax L-BFGS with its zoom line search; the projection makes it an
-    approximate projected method). Shots run batched with `jax.vmap`; gradients by reverse
-    mode through the checkpointed time loop.
+    approximate projected method). Shots run batched with `jax.vmap`, and with `mesh` split over
+    the devices of its axes `axis` (see `model_shots`); gradients by the adjoint-state method
+    of `model_shots`.
 
     Raises `ValueError` for bounds that exclude `c0`, a wavelet sampled at another `dt`, an
     unstable `dt` at the upper bound (or `c0`'s largest velocity), data of the wrong shape;
@@ -115,6 +120,8 @@ def invert(
     low, high = _check_bounds(bounds, c0)
     check_step(survey, wavelet, dt, high if np.isfinite(high) else float(jnp.max(c0)))
     survey.check_sampling(c0, wavelet.peak_frequency())
+    if mesh is not None:
+        check_mesh(survey, mesh, axis)
     counts = (iterations,) * len(bands) if isinstance(iterations, int) else tuple(iterations)
     if len(counts) != len(bands):
         raise ValueError(f"invert: iterations gives {len(counts)} counts for {len(bands)} bands")
@@ -144,7 +151,7 @@ def invert(
             (low, high),
             mask,
             stabilisation if precondition else None,
-            checkpoint,
+            (checkpoint, mesh, axis),
             history,
             error,
             verbose,
@@ -164,30 +171,36 @@ class _Band(NamedTuple):
     norm: Array
 
 
-def _loss(x, band: _Band, survey, dt, checkpoint, misfit):
+def _shots(survey, c, wavelet, dt, shots, energy=False):
+    """`model_shots` with `shots = (checkpoint, mesh, axis)`."""
+    checkpoint, mesh, axis = shots
+    return model_shots(survey, c, wavelet, dt, checkpoint=checkpoint, energy=energy, mesh=mesh, axis=axis)
+
+
+def _loss(x, band: _Band, survey, dt, shots, misfit):
     c = band.c_start + band.scale * x
-    return MISFITS[misfit](model_shots(survey, c, band.wavelet, dt, checkpoint=checkpoint), band.data) / band.norm
+    return MISFITS[misfit](_shots(survey, c, band.wavelet, dt, shots), band.data) / band.norm
 
 
 @eqx.filter_jit
-def _value_and_grad(x, band, survey, dt, checkpoint, misfit):
-    return jax.value_and_grad(_loss)(x, band, survey, dt, checkpoint, misfit)
+def _value_and_grad(x, band, survey, dt, shots, misfit):
+    return jax.value_and_grad(_loss)(x, band, survey, dt, shots, misfit)
 
 
 @eqx.filter_jit
-def _update(x, state, value, grad, band, survey, dt, checkpoint, misfit, optimizer):
+def _update(x, state, value, grad, band, survey, dt, shots, misfit, optimizer):
     opt = _OPTIMIZERS[optimizer]
     if optimizer == "adam":
         updates, state = opt.update(grad, state, x)
     else:
-        value_fn = lambda y: _loss(y, band, survey, dt, checkpoint, misfit)  # noqa: E731
+        value_fn = lambda y: _loss(y, band, survey, dt, shots, misfit)  # noqa: E731
         updates, state = opt.update(grad, state, x, value=value, grad=grad, value_fn=value_fn)
     return optax.apply_updates(x, updates), state
 
 
 @eqx.filter_jit
-def _energy(survey, c, wavelet, dt, checkpoint):
-    return model_shots(survey, c, wavelet, dt, checkpoint=checkpoint, energy=True)
+def _energy(survey, c, wavelet, dt, shots):
+    return _shots(survey, c, wavelet, dt, shots, energy=True)
 
 
 def _invert_band(
@@ -203,7 +216,7 @@ def _invert_band(
     bounds,
     mask,
     stabilisation,
-    checkpoint,
+    shots,
     history,
     error,
     verbose,
@@ -211,16 +224,16 @@ def _invert_band(
 ):
     low, high = bounds
     if stabilisation is not None:
-        _, energy = _energy(survey, c_start, wavelet, dt, checkpoint)
+        _, energy = _energy(survey, c_start, wavelet, dt, shots)
         scale = learning_rate * illumination_preconditioner(energy, mask, stabilisation)
     else:
         scale = learning_rate * mask
     x = jnp.zeros_like(c_start)
     band = _Band(data, c_start, scale, wavelet, jnp.ones((), c_start.dtype))
-    first, _ = _value_and_grad(x, band, survey, dt, checkpoint, misfit)
+    first, _ = _value_and_grad(x, band, survey, dt, shots, misfit)
     band = band._replace(norm=jnp.maximum(first, jnp.finfo(c_start.dtype).tiny))
     state = _optimizer(optimizer).init(x)
-    options = (survey, dt, checkpoint, misfit)
+    options = (survey, dt, shots, misfit)
     for it in range(count):
         value, grad = _value_and_grad(x, band, *options)
         x, state = _update(x, state, value, grad, band, *options, optimizer)

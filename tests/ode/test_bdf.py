@@ -215,7 +215,7 @@ BRUSS_Z0 = jnp.asarray(
 BRUSS_TS = jnp.array([0.0, 0.5, 1.5])
 # (I - c alpha lap)^-1 on both species by FFT: the Newton-Krylov preconditioner for this problem.
 BRUSS_DIFFUSION = sciax.ode.DiffusionPreconditioner(
-    sciax.grid.Grid((BRUSS_N, BRUSS_N), 1.0 / (BRUSS_N - 1)), sciax.pde.Periodic(), lambda alpha: alpha
+    sciax.grid.Grid((BRUSS_N, BRUSS_N), BRUSS_N / (BRUSS_N - 1)), sciax.pde.Periodic(), lambda alpha: alpha
 )
 KRYLOV = sciax.ode.BDF(jacobian="jvp", linear_solver=lx.GMRES(rtol=1e-8, atol=1e-14), preconditioner=BRUSS_DIFFUSION)
 

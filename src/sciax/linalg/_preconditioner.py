@@ -1,4 +1,4 @@
-"""`AbstractPreconditioner` and `Jacobi`: approximate inverses handed to Krylov solvers."""
+"""Approximate inverses handed to Krylov solvers: `AbstractPreconditioner`, `AbstractFlatPreconditioner`, `Jacobi`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import lineax as lx
+import numpy as np
 from jaxtyping import Array, Float
 
 from ._operator import GridOperator
@@ -77,3 +78,53 @@ class Jacobi(AbstractPreconditioner):
 
     def structure(self):
         return jax.ShapeDtypeStruct(self.diag.shape, self.diag.dtype)
+
+
+class AbstractFlatPreconditioner(AbstractPreconditioner):
+    """A preconditioner that works on the flattened state (`ravel_pytree` order), for any pytree state.
+
+    Subclasses implement `apply_flat(r) -> M r` on a 1-D array of `n` entries; `apply`
+    flattens the leaves of `r` in `jax.tree_util.tree_leaves` order, the order of a
+    Jacobian sparsity pattern over `ravel_pytree(y)`, and restores the structure.
+    """
+
+    treedef: jax.tree_util.PyTreeDef = eqx.field(static=True)
+    shapes: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+
+    @abc.abstractmethod
+    def apply_flat(self, r: Float[Array, " n"]) -> Float[Array, " n"]:
+        """`M r` on the flattened state."""
+
+    @abc.abstractmethod
+    def dtype(self):
+        """The dtype of the vectors `M` acts on."""
+
+    def apply(self, r):
+        leaves, treedef = jax.tree_util.tree_flatten(r)
+        shapes = tuple(tuple(jnp.shape(leaf)) for leaf in leaves)
+        if treedef != self.treedef or shapes != self.shapes:
+            raise ValueError(
+                f"{type(self).__name__}: built for states with leaves of shapes {list(self.shapes)}, applied to one "
+                f"with leaves of shapes {list(shapes)}"
+            )
+        flat = jnp.concatenate([jnp.ravel(leaf) for leaf in leaves]) if len(leaves) > 1 else jnp.ravel(leaves[0])
+        out = self.apply_flat(flat)
+        bounds = np.cumsum([0] + [int(np.prod(shape)) for shape in shapes])
+        parts = [out[a:b].reshape(shape) for a, b, shape in zip(bounds[:-1], bounds[1:], shapes)]
+        return jax.tree_util.tree_unflatten(treedef, parts)
+
+    def structure(self):
+        leaves = [jax.ShapeDtypeStruct(shape, self.dtype()) for shape in self.shapes]
+        return jax.tree_util.tree_unflatten(self.treedef, leaves)
+
+    @property
+    def size(self) -> int:
+        return int(sum(np.prod(shape) for shape in self.shapes))
+
+
+def flat_layout(like) -> tuple[jax.tree_util.PyTreeDef, tuple[tuple[int, ...], ...]]:
+    """`(treedef, leaf shapes)` of a state pytree (arrays or `ShapeDtypeStruct`s), or of one flat size `n`."""
+    if isinstance(like, (int, np.integer)):
+        like = jax.ShapeDtypeStruct((int(like),), jnp.float64)
+    leaves, treedef = jax.tree_util.tree_flatten(like)
+    return treedef, tuple(tuple(jnp.shape(leaf)) for leaf in leaves)

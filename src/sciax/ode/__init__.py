@@ -60,6 +60,7 @@ from ._implicit import ImplicitEuler, Kvaerno3, Kvaerno4, Kvaerno5
 from ._mass import MassMatrix
 from ._ode import ODE
 from ._rosenbrock_methods import AbstractRosenbrock, Rodas4, Rodas5P, Ros3P, Ros34PW2
+from ._rosenbrock_reuse import JacobianReuse
 from ._sde import SDE
 from ._sde_methods import (
     SRA1,
@@ -97,6 +98,7 @@ __all__ = [
     "Rodas4",
     "Ros3P",
     "Ros34PW2",
+    "JacobianReuse",
     "AbstractSDEMethod",
     "EulerMaruyama",
     "StratonovichHeun",

@@ -122,8 +122,7 @@ class KrylovLinear(eqx.Module):
             return run(mv, precondition, b)
 
         def transpose_solve(vecmat, b):
-            transposed = jax.linear_transpose(precondition, b)
-            return run(vecmat, lambda v: transposed(v)[0], b)
+            return run(vecmat, _transposed(precondition, b), b)
 
         return jax.lax.custom_linear_solve(matvec, rhs, solve, transpose_solve)
 
@@ -145,3 +144,15 @@ class KrylovLinear(eqx.Module):
 
 
 __all__ = ["KRYLOV_SOLVERS", "KrylovLinear"]
+
+
+def _transposed(precondition, b):
+    """The transpose of a linear preconditioner, for the transposed (reverse-mode) solve; the identity when
+    JAX cannot transpose it (a host callback such as `IncompleteLU`, a scatter with repeated indices): any
+    preconditioner gives the same solution, only the iteration count differs."""
+    try:
+        transposed = jax.linear_transpose(precondition, b)
+        jax.eval_shape(transposed, b)  # custom_linear_solve traces this branch even when nothing transposes
+    except (NotImplementedError, TypeError, ValueError):
+        return lambda v: v
+    return lambda v: transposed(v)[0]

@@ -82,6 +82,10 @@ class AbstractDiffraxMethod(AbstractMethod):
         del y0
         return self.diffrax_solver(rtol, atol, adaptive)
 
+    def saves_solver_state(self) -> bool:
+        """Whether `_to_solution` reads the solver's final state (e.g. counts it kept), `sol.solver_state`."""
+        return False
+
     def terms(self, model: AbstractModel) -> diffrax.AbstractTerm:
         return diffrax.ODETerm(model.rhs)
 
@@ -256,7 +260,7 @@ def _integrate(
     # t1=True also saves the state where the solve stopped (at an event or a failure),
     # which the failure report names; plain SaveAt, unlike SaveAt(subs=...), works
     # with every adjoint.
-    saveat = diffrax.SaveAt(ts=ts, t1=save_final, dense=dense)
+    saveat = diffrax.SaveAt(ts=ts, t1=save_final, dense=dense, solver_state=method.saves_solver_state())
     sol = diffrax.diffeqsolve(
         method.terms(model),
         method.solver_for(y0, rtol, atol, adaptive),

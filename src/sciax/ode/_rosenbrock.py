@@ -23,6 +23,7 @@ from jaxtyping import Array, PyTree
 
 from ..linalg import SparseLU, SparsityPattern, small_dense_solver, sparse_jacobian, sparse_solve
 from ._mass import MassMatrix
+from ._rosenbrock_reuse import JacobianReuse, reuse_init, reuse_step
 from ._rosenbrock_tableaus import RosenbrockTableau
 
 # Iterative lineax solvers need only operator–vector products: with them the
@@ -96,6 +97,8 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
       `(M - hγ J) k_i = hγ f_i + hγ h d_i ∂f/∂t + γ M Σ_j C_ij k_j` (Hairer & Wanner II,
       §VI.4, eq. 4.12 scaled by hγ); a singular `M` is an index-1 DAE, for which the
       Rodas methods are designed (Rodas4: Hairer & Wanner; Rodas5P: Steinebach 2023).
+    - `reuse`: `None`, or for a W-method a `JacobianReuse` (its rules and tolerances):
+      the Jacobian and the factorisation are kept across steps (`_rosenbrock_reuse.py`).
     """
 
     tableau: RosenbrockTableau = eqx.field(static=True)
@@ -103,6 +106,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
     reject_failures: bool = eqx.field(static=True, default=True)
     mass: MassMatrix | None = eqx.field(static=True, default=None)
+    reuse: JacobianReuse | None = None
 
     term_structure: ClassVar = diffrax.AbstractTerm
     interpolation_cls: ClassVar[Callable[..., RosenbrockInterpolation]] = RosenbrockInterpolation
@@ -110,29 +114,36 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
     def order(self, terms) -> int:
         return self.tableau.order
 
-    def init(self, terms, t0, t1, y0, args) -> Array:
+    def init(self, terms, t0, t1, y0, args):
         # The solver state is the length of the whole solve: it sets the scale below
-        # which a step counts as collapsed near t = 0.
-        return jnp.abs(jnp.asarray(t1) - jnp.asarray(t0))
+        # which a step counts as collapsed near t = 0 (and, reusing Jacobians, what is kept).
+        span = jnp.abs(jnp.asarray(t1) - jnp.asarray(t0))
+        if self.reuse is not None:
+            return reuse_init(self, span, y0)
+        return span
 
     def func(self, terms, t0, y0, args):
         return terms.vf(t0, y0, args)
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         del made_jump
-        tab = self.tableau.arrays()
+        if self.reuse is not None:
+            return reuse_step(self, terms, t0, t1, y0, args, solver_state)
         span = solver_state
-        h = t1 - t0
         y_flat, unravel = ravel_pytree(y0)
-        dtype = y_flat.dtype
-
-        def f(t, y):
-            return ravel_pytree(terms.vf(t, unravel(y), args))[0]
-
-        hg = (h * self.tableau.gamma).astype(dtype)
+        f = flat_rhs(terms, args, unravel)
+        hg = ((t1 - t0) * self.tableau.gamma).astype(y_flat.dtype)
         f0, dfdt, solve_stage = self._linearise(f, t0, y_flat, args, hg, unravel)
-        ok = jnp.array(True)
+        y1, err, dense, ok = self.stages(f, t0, t1, y_flat, f0, dfdt, solve_stage)
+        y1_tree, err_tree, dense_info, result = self.finish(t0, t1, y0, y1, err, dense, ok, span)
+        return y1_tree, err_tree, dense_info, span, result
 
+    def stages(self, f, t0, t1, y_flat, f0, dfdt, solve_stage):
+        """The step from `y_flat` given the stage solver of `(M - hγJ) k = r`: `(y1, err, dense, ok)`, flat."""
+        tab = self.tableau.arrays()
+        h = t1 - t0
+        hg = (h * self.tableau.gamma).astype(y_flat.dtype)
+        ok = jnp.array(True)
         ks = []
         for i in range(self.tableau.num_stages):
             if i == 0:
@@ -156,8 +167,13 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             dense = jnp.stack([_combine(row, ks) for row in tab["dense"]])
         else:
             dense = _hermite(y_flat, y1, h * f0, h * f(t1, y1))
-
         ok = ok & jnp.all(jnp.isfinite(y1)) & jnp.all(jnp.isfinite(err)) & jnp.all(jnp.isfinite(dense))
+        return y1, err, dense, ok
+
+    def finish(self, t0, t1, y0, y1, err, dense, ok, span):
+        """diffrax's `(y1, y_error, dense_info, result)` from a flat step, a failed one turned into a rejection."""
+        y_flat, unravel = ravel_pytree(y0)
+        h = t1 - t0
         if self.reject_failures:
             persistent = ~ok & (jnp.abs(h) <= persistent_failure_step(jnp.maximum(jnp.abs(t0), jnp.abs(t1)), span))
             # Rejected (infinite error) while a smaller step may help; then accepted as
@@ -170,7 +186,7 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
         dense = jnp.where(ok, dense, 0.0)
         y1_tree = unravel(y1)
         dense_info = dict(y0=y0, y1=y1_tree, k=jax.vmap(unravel)(dense))
-        return y1_tree, unravel(err), dense_info, span, result
+        return y1_tree, unravel(err), dense_info, result
 
     def _identity(self, y) -> Array:
         """`M` of `M y' = f` (the identity for an ODE), as a dense matrix."""
@@ -253,6 +269,15 @@ class RosenbrockSolver(diffrax.AbstractAdaptiveSolver):
             return f0, dfdt, lx.FunctionLinearOperator(matvec, jax.eval_shape(lambda: y))
         jac = jax.vmap(lambda v: lin(zero_t, v), out_axes=1)(jnp.eye(y.size, dtype=y.dtype))
         return f0, dfdt, lx.MatrixLinearOperator(self._identity(y) - hg * jac)
+
+
+def flat_rhs(terms, args, unravel) -> Callable:
+    """`f(t, y)` over the flattened state."""
+
+    def f(t, y):
+        return ravel_pytree(terms.vf(t, unravel(y), args))[0]
+
+    return f
 
 
 def _default_solver(operator: lx.AbstractLinearOperator) -> lx.AbstractLinearSolver:

@@ -21,16 +21,30 @@ import lineax as lx
 import numpy as np
 
 from .._solution import Solution
-from ..linalg import SparseLU, SparsityPattern
+from ..linalg import SparseLU, SparsityPattern, UnrolledLU
 from ._dae import check_mass_size, consistent_initial_state
 from ._diffrax_method import AbstractDiffraxMethod
 from ._failure import LINEAR, FailureReport
 from ._mass import MassMatrix
 from ._rosenbrock import ITERATIVE_SOLVERS, RosenbrockSolver, persistent_failure_step
+from ._rosenbrock_reuse import JacobianReuse
 from ._rosenbrock_tableaus import RODAS4, RODAS5P, ROS3P, ROS34PW2, RosenbrockTableau
 from ._sparsity import as_jacobian, is_sparse, resolve_pattern
 
 _JACOBIANS = ("auto", "jacfwd", "jvp", "sparse")
+
+
+def _as_reuse(reuse):
+    """`True` -> the default `JacobianReuse()`, `False`/`None` -> `None`."""
+    if reuse is True:
+        return JacobianReuse()
+    if reuse is False or reuse is None:
+        return None
+    if not isinstance(reuse, JacobianReuse):
+        raise TypeError(
+            f"reuse_jacobian must be True, False or a sciax.ode.JacobianReuse(...), got {type(reuse).__name__}"
+        )
+    return reuse
 
 
 class AbstractRosenbrock(AbstractDiffraxMethod):
@@ -64,8 +78,18 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
       `lineax.AutoLinearSolver(well_posed=True)` (e.g. a tridiagonal solve). For
       large systems pass e.g. `lineax.GMRES(rtol=1e-10, atol=1e-10, restart=20)`.
 
+    - `reuse_jacobian`: W-methods only (`Ros34PW2`): `True` (or a
+      `JacobianReuse(max_age=, max_step_ratio=)`) keeps the Jacobian across steps,
+      re-evaluating it after `max_age` (20) steps, when the step size has changed by
+      more than `max_step_ratio` (3x) since, and at once when a step made with a kept
+      Jacobian fails the error test; the factorisation of `I - hγJ` is reused while `h`
+      is unchanged. Needs a Jacobian matrix: dense (`"auto"`/`"jacfwd"` with a direct
+      solver, or `jac(t, y, params)` returning an array) or sparse. Worth it when the
+      Jacobian is expensive (many colours, a costly `f`, a large dense state).
+
     `stats["num_rhs_evals"]` counts stage evaluations of `f`; the Jacobian and
-    `∂f/∂t` (once per step) are counted in `stats["num_jacobian_evals"]`.
+    `∂f/∂t` (once per step) are counted in `stats["num_jacobian_evals"]` (with
+    `reuse_jacobian`, the Jacobian evaluations actually made, rejected steps included).
 
     A step whose stage matrix is singular, or whose stages are not finite, is
     rejected and retried with a smaller step; if it keeps failing until the step
@@ -74,6 +98,7 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
 
     jacobian: str | Callable | SparsityPattern = eqx.field(static=True, default="auto", converter=as_jacobian)
     linear_solver: lx.AbstractLinearSolver | SparseLU | None = None
+    reuse_jacobian: bool | JacobianReuse = eqx.field(static=True, default=False, converter=_as_reuse)
     # Set by `solve` from the model (never by users): the mass matrix of `M y' = f`.
     mass: MassMatrix | None = eqx.field(static=True, default=None, repr=False)
 
@@ -103,10 +128,28 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
                     f"{type(self).__name__}: a sparse jacobian is solved by sciax.linalg.SparseLU() (default) or "
                     f"an iterative lineax solver; {type(self.linear_solver).__name__} would need a dense matrix"
                 )
+        if self.reuse_jacobian is not None:
+            self._check_reuse()
         if self.jacobian == "jvp" and not isinstance(self.linear_solver, ITERATIVE_SOLVERS):
             raise ValueError(
                 f"{type(self).__name__}: jacobian='jvp' never forms the Jacobian, so it needs an iterative "
                 f"linear_solver (lineax.GMRES or lineax.BiCGStab), not {type(self.linear_solver).__name__}"
+            )
+
+    def _check_reuse(self):
+        name = type(self).__name__
+        if not self.tableau.w_method:
+            raise ValueError(
+                f"{name}: reuse_jacobian needs a W-method (sciax.ode.Ros34PW2), whose order holds with a kept "
+                f"Jacobian; {name} needs the exact Jacobian at every step and would lose its order"
+            )
+        dense_solver = self.linear_solver is None or isinstance(self.linear_solver, (lx.LU, UnrolledLU))
+        sparse = is_sparse(self.jacobian)
+        if self.jacobian == "jvp" or (not sparse and not dense_solver):
+            raise ValueError(
+                f"{name}: reuse_jacobian keeps a Jacobian matrix, so it needs jacobian='auto'/'jacfwd' with a "
+                f"direct solver, a sparsity pattern, or jac(t, y, params) -> array; got jacobian={self.jacobian!r} "
+                f"with linear_solver={type(self.linear_solver).__name__}"
             )
 
     def solve(self, model, y0, ts, params, **options) -> Solution:
@@ -124,17 +167,28 @@ class AbstractRosenbrock(AbstractDiffraxMethod):
         return super(AbstractRosenbrock, method).solve(model, y0, ts, params, **options)
 
     def diffrax_solver(self, rtol, atol, adaptive) -> RosenbrockSolver:
+        reuse = self.reuse_jacobian
+        if reuse is not None:
+            reuse = dataclasses.replace(reuse, rtol=rtol, atol=atol)
         return RosenbrockSolver(
             tableau=self.tableau,
             jacobian=self.jacobian,
             linear_solver=self.linear_solver,
             reject_failures=adaptive,
             mass=self.mass,
+            reuse=reuse,
         )
+
+    def saves_solver_state(self) -> bool:
+        return self.reuse_jacobian is not None
 
     def _to_solution(self, sol: diffrax.Solution, ts, has_event: bool, save_final: bool, model, params):
         out, report = super()._to_solution(sol, ts, has_event, save_final, model, params)
-        stats = dict(out.stats, num_jacobian_evals=out.stats["num_steps"])
+        njev = out.stats["num_steps"]
+        if self.reuse_jacobian is not None:
+            # Every rejected attempt evaluated one Jacobian; the state (kept on acceptance) counts the rest.
+            njev = sol.solver_state["njev"] + out.stats["num_rejected_steps"]
+        stats = dict(out.stats, num_jacobian_evals=njev)
         return eqx.tree_at(lambda s: s.stats, out, stats), report
 
     def failure_message(self, report: FailureReport, *, max_steps: int, ts, stats: dict, component: str) -> str:
@@ -216,7 +270,8 @@ class Ros3P(AbstractRosenbrock):
 class Ros34PW2(AbstractRosenbrock):
     """ROS34PW2 (Rang & Angermann 2005): order 3(2), 4 stages, L-stable, stiffly
     accurate, and a W-method: it keeps order 3 when the Jacobian is only approximate
-    (e.g. a user's `jacobian=` that drops weak couplings). Designed for parabolic
+    (e.g. a user's `jacobian=` that drops weak couplings, or one kept across steps:
+    `reuse_jacobian=True`). Designed for parabolic
     PDEs, and its error estimate works on linear problems, where `Ros3P`'s does
     not: the low-order choice for the method of lines. Dense output is a cubic
     Hermite interpolant (one extra evaluation per step)."""

@@ -35,6 +35,9 @@ class RosenbrockTableau:
     - `dense`: `H`, `(m, s)` rows of the dense-output polynomial, or `()` when the
       method has none (then a cubic Hermite interpolant is used, at one extra
       evaluation of `f` per step).
+    - `w_method`: whether the order holds with any approximation of the Jacobian (a
+      Rosenbrock-W method, Hairer & Wanner II §IV.7 "W-methods"), so a Jacobian may be
+      kept across steps.
     """
 
     name: str
@@ -47,6 +50,7 @@ class RosenbrockTableau:
     b: tuple[float, ...]
     b_error: tuple[float, ...]
     dense: tuple[tuple[float, ...], ...] = ()
+    w_method: bool = False
 
     @property
     def num_stages(self) -> int:
@@ -236,7 +240,7 @@ def _ros3p() -> RosenbrockTableau:
 ROS3P = _ros3p()
 
 
-def _from_original(name, order, alpha, gamma_mat, b, b_hat) -> RosenbrockTableau:
+def _from_original(name, order, alpha, gamma_mat, b, b_hat, *, w_method=False) -> RosenbrockTableau:
     """The transformed form of a method published in the original form of Hairer & Wanner
     (§IV.7, eq. 7.4: strictly lower `α`, lower `Γ` with `γ` on the diagonal, weights `b`, `b̂`).
 
@@ -257,6 +261,7 @@ def _from_original(name, order, alpha, gamma_mat, b, b_hat) -> RosenbrockTableau
         d=tuple(gamma_mat.sum(axis=1).tolist()),
         b=tuple(m.tolist()),
         b_error=tuple((m - m_hat).tolist()),
+        w_method=w_method,
     )
 
 
@@ -282,7 +287,7 @@ def _ros34pw2() -> RosenbrockTableau:
     ]
     b = [0.24212380706095346, -1.2232505839045147, 1.5452602553351020, g]
     b_hat = [0.37810903145819369, -0.096042292212423178, 0.5, 0.2179332607542295]
-    return _from_original("Ros34PW2", 3, alpha, gamma_mat, b, b_hat)
+    return _from_original("Ros34PW2", 3, alpha, gamma_mat, b, b_hat, w_method=True)
 
 
 ROS34PW2 = _ros34pw2()

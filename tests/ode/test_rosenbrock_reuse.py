@@ -142,3 +142,24 @@ def test_refused_where_it_would_be_wrong():
         JacobianReuse(max_age=0)
     # A sparse pattern with GMRES stage solves keeps the values: allowed.
     Ros34PW2(jacobian=sp.identity(2), linear_solver=gmres, reuse_jacobian=True)
+
+
+def test_delay_equations_and_the_ensemble_kernel_do_not_ignore_it():
+    dde = sciax.ode.DDE(
+        lambda t, y, y_delayed, p: -y_delayed[0],
+        delays=lambda t, y, p: jnp.array([1.0]),
+        history=lambda t, p: jnp.ones(1),
+    )
+    method = sciax.ode.MethodOfSteps(Ros34PW2(reuse_jacobian=True))
+    with pytest.raises(ValueError, match=r"method of steps evaluates a fresh Jacobian.*Ros34PW2\(reuse_jacobian"):
+        sciax.simulate(dde, jnp.ones(1), jnp.array([0.0, 1.0]), None, method=method)
+    ode = sciax.ode.ODE(lambda t, y, p: -p * y)
+    with pytest.raises(ValueError, match="kernel path evaluates a fresh Jacobian every step"):
+        sciax.ode.simulate_ensemble(
+            ode,
+            jnp.ones((2, 1)),
+            jnp.array([0.0, 1.0]),
+            jnp.ones(2),
+            method=Ros34PW2(reuse_jacobian=True),
+            path="kernel",
+        )

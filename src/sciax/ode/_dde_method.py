@@ -230,6 +230,11 @@ class MethodOfSteps(AbstractMethod):
 
     def _step(self) -> RKStep | RosenbrockStep:
         if isinstance(self.rk, _ROSENBROCK):
+            if self.rk.reuse_jacobian is not None:
+                raise ValueError(
+                    "delay equations: the method of steps evaluates a fresh Jacobian every step; "
+                    f"{type(self.rk).__name__}(reuse_jacobian=...) is not supported here, pass it without"
+                )
             return RosenbrockStep(tableau=self.rk.tableau, linear_solver=self.rk.linear_solver)
         solver = diffrax.Tsit5() if isinstance(self.rk, Tsit5) else diffrax.Dopri5()
         return RKStep(tableau=solver.tableau, interpolation_cls=solver.interpolation_cls, order=solver.order(None))

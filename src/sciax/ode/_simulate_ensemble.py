@@ -389,6 +389,8 @@ def _kernel_refusal(model, method, y0, params, in_axes, members, block) -> str |
         return f"the kernel path runs {_KERNEL_METHODS}, not {type(method).__name__}"
     if rosenbrock and (method.jacobian != "auto" or method.linear_solver is not None):
         return "the kernel path forms each member's dense Jacobian itself: leave jacobian and linear_solver unset"
+    if rosenbrock and method.reuse_jacobian is not None:
+        return "the kernel path evaluates a fresh Jacobian every step: the vmapped solve keeps one (reuse_jacobian)"
     if model.imex_split() is not None:
         return "the kernel path runs a plain right-hand side, not an IMEX split"
     if model.mass_matrix is not None:

@@ -63,31 +63,17 @@ import scipy.integrate  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 import scipy.sparse.linalg as spla  # noqa: E402
 
-import sciax  # noqa: E402
+# The Brusselator of `stiff_pde.py` (same directory): its initial state, forcing disc, tolerances,
+# sparsity pattern and NumPy right-hand side for scipy.
+from stiff_pde import ALPHA, ATOL, RTOL, T_END, numpy_rhs, pattern  # noqa: E402
+from stiff_pde import setup as _setup  # noqa: E402
 
-ALPHA, T_END, RTOL, ATOL = 10.0, 11.5, 1e-6, 1e-8
+import sciax  # noqa: E402
 
 
 def setup(n):
-    x = np.linspace(0.0, 1.0, n)
-    xx, yy = np.meshgrid(x, x, indexing="ij")
-    disc = ((xx - 0.3) ** 2 + (yy - 0.6) ** 2 <= 0.01).astype(float)
-    z0 = np.concatenate([(22.0 * (yy * (1 - yy)) ** 1.5).ravel(), (27.0 * (xx * (1 - xx)) ** 1.5).ravel()])
+    z0, disc, _ = _setup(n)
     return z0, disc
-
-
-def numpy_rhs(n, disc):
-    def lap(w):
-        return (n - 1) ** 2 * (np.roll(w, 1, 0) + np.roll(w, -1, 0) + np.roll(w, 1, 1) + np.roll(w, -1, 1) - 4 * w)
-
-    def f(t, z):
-        u, v = z.reshape(2, n, n)
-        force = 5.0 * disc if t >= 1.1 else 0.0
-        du = 1.0 + u * u * v - 4.4 * u + ALPHA * lap(u) + force
-        dv = 3.4 * u - u * u * v + ALPHA * lap(v)
-        return np.concatenate([du.ravel(), dv.ravel()])
-
-    return f
 
 
 def jax_rhs(n, disc):
@@ -108,10 +94,6 @@ def jax_rhs(n, disc):
         return reactions(t, z, alpha) + alpha * jnp.concatenate([lap(u).ravel(), lap(v).ravel()])
 
     return rhs, reactions
-
-
-def pattern(n):
-    return sciax.linalg.stencil_pattern(sciax.grid.Grid((n, n), 1.0), 1, True, fields=2)
 
 
 def preconditioners(n, rhs, reactions):
@@ -140,7 +122,7 @@ def timed(fn):
 
 def run_scipy(n, rtol=RTOL, atol=ATOL):
     z0, disc = setup(n)
-    f = numpy_rhs(n, disc)
+    f = numpy_rhs(n, disc, (n - 1) ** 2)
     jac_sparsity = sp.csr_matrix(pattern(n), dtype=float)
 
     def go():

@@ -12,8 +12,7 @@ import jax.numpy as jnp
 from jax.sharding import Mesh, PartitionSpec
 from jaxtyping import Array, ArrayLike, Float
 
-from ..waves import Leapfrog
-from ._adjoint import adjoint_shot
+from ._adjoint import adjoint_shot, shot_forward
 from ._survey import Survey
 from ._wavelet import Wavelet
 
@@ -35,37 +34,9 @@ def check_step(survey: Survey, wavelet: Wavelet, dt: float, c_max: float | None 
 
 
 def _shot(survey: Survey, c, source, samples, dt: float, checkpoint: int, energy: bool):
-    """One shot: `(seismogram (T + 1, R), source-wavefield energy sum_t p^2 or None)`."""
-    model, method = survey.model, Leapfrog(dt, checkpoint=None)
-    coefficients = method.prepare(model, {"c": c})  # no "source": the wavelet is injected below
-    zeros = jnp.zeros(model.grid.shape, c.dtype)
-    state = method.init(model, {"p": zeros, "v": zeros}, coefficients)
-    index = tuple(source)
-    scale = dt**2 * 4 * math.pi * c[index] ** 2
-
-    def step(carry, inputs):
-        state, acc = carry
-        t, w = inputs
-        state = method.step(model, state, t, coefficients)
-        state = state._replace(p=state.p.at[index].add(scale * w))
-        acc = acc + jax.lax.stop_gradient(state.p) ** 2 if energy else acc
-        return (state, acc), model.record(state.p)
-
-    n = samples.shape[0]
-    n_blocks = n // checkpoint
-    times = jnp.arange(n, dtype=c.dtype) * dt
-
-    @jax.checkpoint
-    def block(carry, inputs):
-        return jax.lax.scan(step, carry, inputs)
-
-    acc0 = zeros if energy else jnp.zeros((), c.dtype)
-    full = n_blocks * checkpoint
-    blocks = (times[:full].reshape(n_blocks, checkpoint), samples[:full].reshape(n_blocks, checkpoint))
-    carry, traces = jax.lax.scan(block, (state, acc0), blocks)
-    (_, acc), rest = jax.lax.scan(step, carry, (times[full:], samples[full:]))
-    first = model.record(zeros)[None]
-    traces = jnp.concatenate([first, traces.reshape(full, first.shape[-1]), rest])
+    """One shot for JAX's reverse mode (blocks under `jax.checkpoint`): `(seismogram (T + 1, R),
+    source-wavefield energy sum_t p^2 or None)`."""
+    traces, acc, _ = shot_forward(survey.model, dt, checkpoint, energy, c, samples, source, remat=True)
     return traces, (acc if energy else None)
 
 
@@ -94,9 +65,10 @@ def model_shots(
     `gradient="adjoint"` (default): reverse mode runs the discrete adjoint-state method (one
     forward pass keeping the state, pressure at two times and CPML memory, every `checkpoint`
     steps; then per step one recomputed step and one adjoint step, one block's `checkpoint`
-    divergence fields held at a time): the same gradient as autodiff to round-off, measured at
-    2.6-5.1x the forward time (500 x 500, 2,000 steps, float32, shared 2-core CPU, three runs)
-    against 6.7-6.9x for autodiff in the same runs. It is a
+    divergence fields held at a time; the adjoint step written out, not JAX's transpose): the same
+    gradient as autodiff to round-off, measured at 3.6-4.0x the forward time (500 x 500, 2,000
+    steps, float32, 2-core CPU at load 4-5, three runs) against 5.0-5.7x for autodiff in the same
+    runs. A single shot (per device) runs unbatched. It is a
     `jax.custom_vjp`, so forward mode (`jax.jvp`) needs `"autodiff"`: JAX's reverse (and
     forward) mode of the checkpointed loop.
 
@@ -150,11 +122,18 @@ def check_mesh(survey: Survey, mesh, axis) -> tuple[str, ...]:
 def _model(survey, c, samples, dt, checkpoint, energy, gradient, mesh, axes):
     if gradient == "adjoint":
         shot = adjoint_shot(survey, dt, checkpoint, energy)
-        shots = jax.vmap(lambda s, c, samples: shot(c, samples, s), in_axes=(0, None, None))
+        one = lambda s, c, samples: shot(c, samples, s)  # noqa: E731
     else:
-        shots = jax.vmap(
-            lambda s, c, samples: _shot(survey, c, s, samples, dt, checkpoint, energy), in_axes=(0, None, None)
-        )
+        one = lambda s, c, samples: _shot(survey, c, s, samples, dt, checkpoint, energy)  # noqa: E731
+    batched = jax.vmap(one, in_axes=(0, None, None))
+
+    def shots(sources, c, samples):
+        # One shot (per device) runs unbatched: batched, its source index makes the injection a
+        # scatter, measured 15-30 % slower per step on XLA:CPU.
+        if sources.shape[0] != 1:
+            return batched(sources, c, samples)
+        return jax.tree_util.tree_map(lambda x: None if x is None else x[None], one(sources[0], c, samples))
+
     if mesh is None:
         traces, acc = shots(survey.sources, c, samples)
         return (traces, jnp.sum(acc, axis=0)) if energy else traces

@@ -71,6 +71,31 @@ def test_change_of_step_is_exact_for_polynomials(order):
     np.testing.assert_allclose(got[: order + 1], table(r * h)[: order + 1], rtol=1e-12, atol=1e-12)
 
 
+def _accept_as_scipy(table, order, d):
+    # scipy.integrate BDF's update of its difference table after an accepted step, on a copy.
+    table = np.array(table)
+    table[order + 2] = d - table[order + 1]
+    table[order + 1] = d
+    for i in reversed(range(order + 1)):
+        table[i] += table[i + 1]
+    return table
+
+
+def test_accepted_step_updates_the_table_as_scipy_bdf_does():
+    rng = np.random.default_rng(0)
+    tables = rng.normal(size=(core.MAX_ORDER, core.MAX_ORDER + 3, 7))
+    ds = rng.normal(size=(core.MAX_ORDER, 7))
+    orders = np.arange(1, core.MAX_ORDER + 1)
+    expected = np.stack([_accept_as_scipy(tables[i], q, ds[i]) for i, q in enumerate(orders)])
+    accept = jax.jit(core.accept)  # one compilation serves every order (a traced integer)
+    for i, q in enumerate(orders):
+        got = accept(jnp.asarray(tables[i]), jnp.int32(q), jnp.asarray(ds[i]))
+        np.testing.assert_allclose(np.asarray(got), expected[i], rtol=1e-14, atol=1e-14)
+    # Batched, every member at its own order (the branches become a select).
+    got = jax.jit(jax.vmap(core.accept))(jnp.asarray(tables), jnp.asarray(orders, jnp.int32), jnp.asarray(ds))
+    np.testing.assert_allclose(np.asarray(got), expected, rtol=1e-14, atol=1e-14)
+
+
 def _rober_rhs(t, y, k):
     return jnp.stack(
         [

@@ -329,7 +329,10 @@ class _Stepper(eqx.Module):
         # Land on t_end: shrink the last step (and the history with it).
         factor = jnp.minimum(1.0, (t_end - s["t"]) / s["h"])
         clipped = factor < 1.0
-        d_table = jnp.where(clipped, core.change_step(s["d_table"], s["order"], factor), s["d_table"])
+        # A cond, not a where: the rewrite is a pass over the whole table, needed on the last step only.
+        d_table = jax.lax.cond(
+            clipped, lambda: core.change_step(s["d_table"], s["order"], factor), lambda: s["d_table"]
+        )
         h = s["h"] * factor
         s = dict(s, d_table=d_table, h=h)
         order = s["order"]

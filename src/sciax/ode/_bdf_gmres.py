@@ -41,6 +41,10 @@ def _arnoldi_cycle(matvec, precondition, r, tol, restart):
     basis = jnp.zeros((restart + 1, members, n), r.dtype).at[0].set(r / jnp.where(beta > 0, beta, 1.0)[:, None])
     carry = dict(
         basis=basis,
+        # The preconditioned basis vectors, kept so that the correction needs no preconditioner application
+        # of its own (as flexible GMRES, Saad 2003, Alg. 9.6): one application per Arnoldi step, not one more
+        # per cycle, where a cycle often has one or two steps.
+        preconditioned=jnp.zeros((restart, members, n), r.dtype),
         hess=jnp.broadcast_to(jnp.eye(restart, dtype=r.dtype), (members, restart, restart)),
         cs=jnp.ones((members, restart), r.dtype),
         sn=jnp.zeros((members, restart), r.dtype),
@@ -51,7 +55,8 @@ def _arnoldi_cycle(matvec, precondition, r, tol, restart):
 
     def step(c):
         k, active = c["k"], c["active"]
-        w = matvec(precondition(c["basis"][k]))
+        z = precondition(c["basis"][k])
+        w = matvec(z)
 
         def orthogonalise(j, wh):  # modified Gram-Schmidt against the k + 1 vectors so far only
             w, h = wh
@@ -85,6 +90,7 @@ def _arnoldi_cycle(matvec, precondition, r, tol, restart):
         residual = jnp.abs(g[:, k + 1])
         return dict(
             basis=basis,
+            preconditioned=c["preconditioned"].at[k].set(z),
             hess=c["hess"].at[:, :, k].set(column),
             cs=c["cs"].at[:, k].set(jnp.where(active, cs_k, 1.0)),
             sn=c["sn"].at[:, k].set(jnp.where(active, sn_k, 0.0)),
@@ -96,8 +102,9 @@ def _arnoldi_cycle(matvec, precondition, r, tol, restart):
     c = jax.lax.while_loop(lambda c: (c["k"] < restart) & jnp.any(c["active"]), step, carry)
     coeffs = jnp.where(jnp.arange(restart)[None, :] < c["k"], c["g"][:, :restart], 0.0)
     y = jax.vmap(lambda hess, g: jsl.solve_triangular(hess, g, lower=False))(c["hess"], coeffs)
-    combination = jax.lax.fori_loop(0, c["k"], lambda j, x: x + y[:, j, None] * c["basis"][j], jnp.zeros_like(r))
-    correction = precondition(combination)
+    correction = jax.lax.fori_loop(
+        0, c["k"], lambda j, x: x + y[:, j, None] * c["preconditioned"][j], jnp.zeros_like(r)
+    )
     return correction, jnp.abs(c["g"][jnp.arange(members), c["k"]])
 
 

@@ -111,6 +111,23 @@ def test_dense_blocks_exact_solution_and_forward_mode_against_finite_differences
     np.testing.assert_allclose(np.asarray(tangent), fd, rtol=1e-5, atol=1e-7)
 
 
+def test_reverse_mode_against_the_exact_derivative():
+    def loss(k):
+        sol = simulate_ensemble(
+            LINEAR, LINEAR_Y0, LINEAR_TS, k, method=sciax.ode.BDF(), rtol=1e-10, atol=1e-12, path="shared_step"
+        )
+        return jnp.sum(sol.ys**2)
+
+    ks = jnp.array([0.7, 1.3])
+    grad = np.asarray(jax.jit(jax.grad(loss))(ks))
+    eps = 1e-5  # central differences of the exact solution
+    exact = [
+        np.sum(_exact_linear_all(ks + eps * e) ** 2 - _exact_linear_all(ks - eps * e) ** 2) / (2 * eps)
+        for e in np.eye(2)
+    ]
+    np.testing.assert_allclose(grad, exact, rtol=1e-6)
+
+
 def _exact_linear_all(ks):
     return np.stack([_exact_linear(LINEAR_Y0[m], float(ks[m])) for m in range(2)])
 

@@ -76,39 +76,17 @@ def setup(n):
     return z0, disc
 
 
-def jax_rhs(n, disc):
-    disc = jnp.asarray(disc)
-
-    def reactions(t, z, alpha):
-        u, v = z.reshape(2, n, n)
-        force = jnp.where(t >= 1.1, 5.0, 0.0) * disc
-        return jnp.concatenate([(1.0 + u * u * v - 4.4 * u + force).ravel(), (3.4 * u - u * u * v).ravel()])
-
-    def rhs(t, z, alpha):
-        def lap(w):
-            return (n - 1) ** 2 * (
-                jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1) + jnp.roll(w, -1, 1) - 4 * w
-            )
-
-        u, v = z.reshape(2, n, n)
-        return reactions(t, z, alpha) + alpha * jnp.concatenate([lap(u).ravel(), lap(v).ravel()])
-
-    return rhs, reactions
-
-
-def preconditioners(n, rhs, reactions):
-    # The box is n/(n-1) long so that the spacing is 1/(n-1), as in the right-hand side.
-    diffusion = sciax.ode.DiffusionPreconditioner(
-        sciax.grid.Grid((n, n), n / (n - 1)), sciax.pde.Periodic(), lambda alpha: alpha
-    )
+def preconditioners(n):
+    problem = sciax.ode.brusselator_2d(n)
+    rhs, reactions = problem.model.rhs, problem.reactions
     reaction_pattern = sp.kron(np.ones((2, 2)), sp.identity(n * n))
     return {
         "none": None,
-        "fft": diffusion,
-        "block_jacobi": sciax.linalg.JacobianPreconditioner(rhs, pattern(n), fields=2),
-        "ilu": sciax.linalg.JacobianPreconditioner(rhs, pattern(n), kind="ilu"),
+        "fft": problem.diffusion,
+        "block_jacobi": sciax.linalg.JacobianPreconditioner(rhs, problem.pattern, fields=2),
+        "ilu": sciax.linalg.JacobianPreconditioner(rhs, problem.pattern, kind="ilu"),
         "fft_then_blocks": sciax.linalg.OperatorSplit(
-            diffusion, sciax.linalg.JacobianPreconditioner(reactions, reaction_pattern, fields=2)
+            problem.diffusion, sciax.linalg.JacobianPreconditioner(reactions, reaction_pattern, fields=2)
         ),
     }
 
@@ -138,9 +116,8 @@ def run_scipy(n, rtol=RTOL, atol=ATOL):
 
 
 def run_sciax(n, method):
-    z0, disc = setup(n)
-    rhs, _ = jax_rhs(n, disc)
-    model = sciax.ode.ODE(rhs)
+    z0, _ = setup(n)
+    model = sciax.ode.brusselator_2d(n).model
     ts = jnp.asarray([0.0, T_END])
 
     @jax.jit
@@ -153,9 +130,8 @@ def run_sciax(n, method):
 
 
 def gmres_iterations(n, preconditioner, c):
-    z0, disc = setup(n)
-    rhs, _ = jax_rhs(n, disc)
-    z0 = jnp.asarray(z0)
+    z0 = jnp.asarray(setup(n)[0])
+    rhs = sciax.ode.brusselator_2d(n).model.rhs
     p = pattern(n)
     jac = sciax.linalg.sparse_jacobian(lambda z: rhs(0.0, z, ALPHA), z0, p)
     rows, cols = np.asarray(jac.indices).T
@@ -189,9 +165,7 @@ def main():
         print(f"scipy_bdf_N{n}_seconds: {scipy_seconds:.3f}")
         print(f"scipy_bdf_N{n}_error: {rel_error(y, ref):.2e}")
         print(f"scipy_bdf_N{n}_nfev_nlu: {nfev} {nlu}")
-        z0, disc = setup(n)
-        rhs, reactions = jax_rhs(n, disc)
-        for name, p in preconditioners(n, rhs, reactions).items():
+        for name, p in preconditioners(n).items():
             for c in (1e-3, 1e-2):
                 print(f"gmres_iterations_N{n}_c{c:.0e}_{name}: {gmres_iterations(n, p, c)}")
             restart = 20 if p is None else 5

@@ -80,36 +80,19 @@ def test_incomplete_lu_is_exact_on_a_tridiagonal_newton_matrix():
     np.testing.assert_allclose(np.asarray(jax.jit(jax.vmap(p.apply))(batch))[1], 2 * expected, rtol=1e-12)
 
 
-# The 2-D Brusselator (the problem) on a periodic n x n grid, split into reactions and diffusion.
+# The 2-D Brusselator (the problem, unforced) on a periodic n x n grid, split into reactions and diffusion.
 def _brusselator(n):
-    def reactions(t, z, alpha):
-        u, v = z.reshape(2, n, n)
-        return jnp.concatenate([(1.0 + u * u * v - 4.4 * u).ravel(), (3.4 * u - u * u * v).ravel()])
-
-    def rhs(t, z, alpha):
-        def lap(w):
-            return (n - 1) ** 2 * (
-                jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1) + jnp.roll(w, -1, 1) - 4 * w
-            )
-
-        u, v = z.reshape(2, n, n)
-        return reactions(t, z, alpha) + alpha * jnp.concatenate([lap(u).ravel(), lap(v).ravel()])
-
-    x = np.linspace(0.0, 1.0, n)
-    z0 = jnp.asarray(np.concatenate([np.repeat(22 * (x * (1 - x)) ** 1.5, n), np.tile(27 * (x * (1 - x)) ** 1.5, n)]))
-    pattern = sciax.linalg.stencil_pattern(sciax.grid.Grid((n, n), 1.0), 1, True, fields=2)
-    # spacing 1/(n-1): the box is n/(n-1) long
-    diffusion = sciax.ode.DiffusionPreconditioner(
-        sciax.grid.Grid((n, n), n / (n - 1)), sciax.pde.Periodic(), lambda alpha: alpha
-    )
+    problem = sciax.ode.brusselator_2d(n, forcing=False)
+    rhs = problem.model.rhs
     preconditioners = {
-        "block-jacobi": JacobianPreconditioner(rhs, pattern, fields=2),
-        "ilu": JacobianPreconditioner(rhs, pattern, kind="ilu"),
+        "block-jacobi": JacobianPreconditioner(rhs, problem.pattern, fields=2),
+        "ilu": JacobianPreconditioner(rhs, problem.pattern, kind="ilu"),
         "fft-then-blocks": OperatorSplit(
-            diffusion, JacobianPreconditioner(reactions, sp.kron(np.ones((2, 2)), sp.identity(n * n)), fields=2)
+            problem.diffusion,
+            JacobianPreconditioner(problem.reactions, sp.kron(np.ones((2, 2)), sp.identity(n * n)), fields=2),
         ),
     }
-    return rhs, z0, preconditioners
+    return rhs, problem.y0, preconditioners
 
 
 N = 6

@@ -215,33 +215,14 @@ def test_grad_and_jvp_against_the_exact_derivative():
     np.testing.assert_allclose(tangent, grad, rtol=1e-9)
 
 
-# The 2-D Brusselator on a small periodic grid: the large-stiff benchmark's problem at test size.
+# The 2-D Brusselator on a small periodic grid (unforced): the large-stiff benchmark's problem at test size.
 BRUSS_N = 6
-
-
-def _bruss_rhs(t, z, alpha):
-    n = BRUSS_N
-    u, v = z.reshape(2, n, n)
-
-    def lap(w):
-        return (n - 1) ** 2 * (jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1) + jnp.roll(w, -1, 1) - 4 * w)
-
-    du = 1.0 + u * u * v - 4.4 * u + alpha * lap(u)
-    dv = 3.4 * u - u * u * v + alpha * lap(v)
-    return jnp.concatenate([du.ravel(), dv.ravel()])
-
-
-BRUSS = sciax.ode.ODE(_bruss_rhs)
-BRUSS_PATTERN = sciax.linalg.stencil_pattern(sciax.grid.Grid((BRUSS_N, BRUSS_N), 1.0), 1, True, fields=2)
-_x = np.linspace(0.0, 1.0, BRUSS_N)
-BRUSS_Z0 = jnp.asarray(
-    np.concatenate([np.repeat(22 * (_x * (1 - _x)) ** 1.5, BRUSS_N), np.tile(27 * (_x * (1 - _x)) ** 1.5, BRUSS_N)])
-)
+_BRUSS = sciax.ode.brusselator_2d(BRUSS_N, forcing=False)
+BRUSS, BRUSS_PATTERN, BRUSS_Z0 = _BRUSS.model, _BRUSS.pattern, _BRUSS.y0
+_bruss_rhs = BRUSS.rhs
 BRUSS_TS = jnp.array([0.0, 0.5, 1.5])
 # (I - c alpha lap)^-1 on both species by FFT: the Newton-Krylov preconditioner for this problem.
-BRUSS_DIFFUSION = sciax.ode.DiffusionPreconditioner(
-    sciax.grid.Grid((BRUSS_N, BRUSS_N), BRUSS_N / (BRUSS_N - 1)), sciax.pde.Periodic(), lambda alpha: alpha
-)
+BRUSS_DIFFUSION = _BRUSS.diffusion
 KRYLOV = sciax.ode.BDF(jacobian="jvp", linear_solver=lx.GMRES(rtol=1e-8, atol=1e-14), preconditioner=BRUSS_DIFFUSION)
 
 

@@ -1,4 +1,5 @@
-"""Lorenz, SIR and SEIR against scipy's integrators and exact invariants."""
+"""Lorenz, SIR and SEIR against scipy's integrators and exact invariants; the 2-D Brusselator against a
+point-by-point NumPy evaluation."""
 
 import jax
 import jax.numpy as jnp
@@ -146,3 +147,50 @@ def test_sir_vmaps_over_initial_states_and_params_like_single_solves():
     for k in range(2):
         ref = _scipy(_sir_numpy(float(betas[k]), 0.2), np.asarray(y0s[k]), np.asarray(ts))
         np.testing.assert_allclose(np.asarray(batched[k]), ref, rtol=1e-8, atol=1e-10)
+
+
+def _brusselator_pointwise(n, t, z, alpha):
+    """The 2-D Brusselator's right-hand side point by point, written from its definition (Hairer &
+    Wanner II, §IV.1, with SciMLBenchmarks' forcing disc): spacing 1/(n-1), periodic wrap."""
+    u, v = z.reshape(2, n, n)
+    out = np.zeros((2, n, n))
+    h2 = 1.0 / (n - 1) ** 2
+    for i in range(n):
+        for j in range(n):
+            x, y = i / (n - 1), j / (n - 1)
+            near = [((i + a) % n, (j + b) % n) for a, b in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+            lap_u = (sum(u[p] for p in near) - 4 * u[i, j]) / h2
+            lap_v = (sum(v[p] for p in near) - 4 * v[i, j]) / h2
+            force = 5.0 if t >= 1.1 and (x - 0.3) ** 2 + (y - 0.6) ** 2 <= 0.01 else 0.0
+            out[0, i, j] = 1 + u[i, j] ** 2 * v[i, j] - 4.4 * u[i, j] + alpha * lap_u + force
+            out[1, i, j] = 3.4 * u[i, j] - u[i, j] ** 2 * v[i, j] + alpha * lap_v
+    return out.ravel()
+
+
+def test_brusselator_2d_against_its_definition():
+    n = 12  # spacing 1/11: the forcing disc holds 4 points and no point lies on its rim
+    problem = sciax.ode.brusselator_2d(n)
+    grid = np.linspace(0.0, 1.0, n)
+    u0 = 22 * (grid * (1 - grid)) ** 1.5
+    np.testing.assert_allclose(np.asarray(problem.y0).reshape(2, n, n)[0], np.tile(u0, (n, 1)), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(problem.y0).reshape(2, n, n)[1], 27 / 22 * np.tile(u0, (n, 1)).T)
+    z = np.random.default_rng(0).uniform(0.5, 3.0, 2 * n * n)
+    for t in (0.0, 2.0):
+        expected = _brusselator_pointwise(n, t, z, 7.0)
+        np.testing.assert_allclose(np.asarray(problem.model.rhs(t, jnp.asarray(z), 7.0)), expected, rtol=1e-12)
+    assert not np.allclose(_brusselator_pointwise(n, 2.0, z, 7.0), _brusselator_pointwise(n, 0.0, z, 7.0))
+    unforced = sciax.ode.brusselator_2d(n, forcing=False).model.rhs(2.0, jnp.asarray(z), 7.0)
+    np.testing.assert_allclose(np.asarray(unforced), _brusselator_pointwise(n, 0.0, z, 7.0), rtol=1e-12)
+    # the stated pattern covers the Jacobian (it couples both species at the neighbours too), and the
+    # reactions are the point-local part
+    jac = np.asarray(jax.jacfwd(lambda w: problem.model.rhs(0.0, w, 7.0))(jnp.asarray(z)))
+    assert not np.any((jac != 0) & (problem.pattern.toarray() == 0))
+    local = np.asarray(jax.jacfwd(lambda w: problem.reactions(0.0, w, 7.0))(jnp.asarray(z)))
+    np.testing.assert_array_equal(local != 0, np.kron(np.ones((2, 2)), np.eye(n * n)) != 0)
+    # the preconditioner inverts I - c alpha lap on each species
+    c, r = 1e-2, jnp.asarray(z)
+    x = problem.diffusion(0.0, r, c, 7.0).apply(r)
+    diffusion_only = problem.model.rhs(0.0, x, 7.0) - problem.reactions(0.0, x, 7.0)
+    np.testing.assert_allclose(np.asarray(x - c * diffusion_only), z, rtol=1e-12)
+    with pytest.raises(ValueError, match="n must be an integer >= 3"):
+        sciax.ode.brusselator_2d(2)

@@ -79,23 +79,9 @@ def test_stiff_test_set_with_fewer_jacobian_evaluations(name, rtol, atol, check)
 
 
 def test_sparse_jacobian_reuse_agrees_with_radau():
-    n = 4  # a 4 x 4 periodic Brusselator, 32 states, its Jacobian by colouring and SuperLU stage solves
-
-    def rhs(t, z, alpha):
-        u, v = z.reshape(2, n, n)
-
-        def lap(w):
-            return (n - 1) ** 2 * (
-                jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1) + jnp.roll(w, -1, 1) - 4 * w
-            )
-
-        return jnp.concatenate(
-            [(1 + u * u * v - 4.4 * u + alpha * lap(u)).ravel(), (3.4 * u - u * u * v + alpha * lap(v)).ravel()]
-        )
-
-    x = np.linspace(0.0, 1.0, n)
-    z0 = np.concatenate([np.repeat(22 * (x * (1 - x)) ** 1.5, n), np.tile(27 * (x * (1 - x)) ** 1.5, n)])
-    pattern = sciax.linalg.stencil_pattern(sciax.grid.Grid((n, n), 1.0), 1, True, fields=2)
+    # a 4 x 4 periodic Brusselator, 32 states, its Jacobian by colouring and SuperLU stage solves
+    problem = sciax.ode.brusselator_2d(4, forcing=False)
+    rhs, z0, pattern = problem.model.rhs, np.asarray(problem.y0), problem.pattern
     ts = jnp.array([0.0, 1.0])
     method = Ros34PW2(jacobian=pattern, reuse_jacobian=True)
     sol = sciax.simulate(sciax.ode.ODE(rhs), jnp.asarray(z0), ts, 0.1, method=method, rtol=1e-8, atol=1e-10)

@@ -27,7 +27,8 @@ Methods (pass one as `sciax.simulate(..., method=...)`):
 - IMEX (needs `ODE(explicit=..., implicit=...)`): `KenCarp3`, `KenCarp4`, `KenCarp5`.
 
 Models ready to simulate: `lotka_volterra`, `van_der_pol`, `lorenz`, `sir`, `seir`,
-`robertson`, and the stiff test-set problems `hires`, `pollu` (`stiff_problem`).
+`robertson`, and the stiff test-set problems `hires`, `pollu` (`stiff_problem`); the
+2-D Brusselator with diffusion, a large stiff system (`brusselator_2d`).
 
 Adjoints (`adjoint=`), re-exported from diffrax:
 
@@ -46,6 +47,7 @@ from diffrax import BacksolveAdjoint, ForwardMode, RecursiveCheckpointAdjoint
 
 from ._auto import Auto
 from ._bdf import BDF
+from ._brusselator import Brusselator2D, brusselator_2d
 from ._catalogue import lorenz, lotka_volterra, robertson, van_der_pol
 from ._dae import consistent_initial_state
 from ._dde import DDE
@@ -77,6 +79,8 @@ from ._stiff_catalogue import hires, pollu, stiff_problem
 
 __all__ = [
     "BDF",
+    "Brusselator2D",
+    "brusselator_2d",
     "ODE",
     "SDE",
     "DDE",

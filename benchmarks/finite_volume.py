@@ -9,6 +9,9 @@ WENO5-Z (component-wise) + HLLC + SSP-RK3 with the CFL step (CFL 0.5).
   The effective bandwidth fraction is the traffic of a minimal implementation of one step (each
   SSP-RK3 stage reads its two input states and writes one, the CFL step reads the state: 9 passes
   over the state) per measured step time, over the bandwidth of a large NumPy copy in this run.
+  The arithmetic lines: XLA's operation count per cell update (its cost analysis of the same
+  right-hand side, divisions counted apart), the GFLOP/s sciax reaches with it and the GFLOP/s a
+  20x speed-up over this run's NumPy would need, against a float64 BLAS matrix product in the run.
 
 Run: python benchmarks/finite_volume.py [--quick] [--float64] [--only 1d|2d] [--breakdown]
 Prints `name: value` lines (headers start with '#'). Reports numbers only; asserts nothing.
@@ -307,6 +310,47 @@ def run_2d():
     print(f"minimal_bytes_per_step_2d: {minimal_bytes:.4g}")
     print(f"memory_bandwidth_numpy_copy_bytes_per_s: {bandwidth:.4g}")
     print(f"effective_bandwidth_fraction_sciax_2d: {effective / bandwidth:.3g}")
+    arithmetic_demand(model, params, rate_sciax, rate_numpy)
+
+
+def _dgemm_flops():
+    """Floating-point operations per second of a 2048^2 float64 NumPy matrix product (BLAS, all cores):
+    this machine's practical multiply-add peak."""
+    m = np.random.default_rng(0).uniform(size=(2048, 2048))
+    seconds, _ = best_of(lambda: m @ m, repeats=5)
+    return 2 * 2048**3 / seconds
+
+
+def _divisions(hlo: str) -> int:
+    """Elements divided by the optimised HLO text's `divide` instructions (outside loops)."""
+    total = 0
+    for line in hlo.splitlines():
+        if " divide(" in line and "=" in line:
+            dims = line.split("=", 1)[1].split("[", 1)[1].split("]", 1)[0]
+            total += math.prod(int(d) for d in dims.split(",") if d.strip())
+    return total
+
+
+def arithmetic_demand(model, params, rate_sciax, rate_numpy):
+    """What a speed-up over NumPy asks of the arithmetic: XLA's operation count of one right-hand side
+    on an untiled 64^2 grid of the same model (its cost analysis; divisions counted in the optimised
+    HLO, which a multiply-add unit does not do), three per SSP-RK3 step, times the cell updates per
+    second, against the rate of a BLAS matrix product here."""
+    n = 64
+    small = fv.Euler(
+        sciax.pde.Grid((n, n), (1.0, 1.0), points="centre"), fv.Outflow(),
+        reconstruction=model.reconstruction, numerical_flux=model.numerical_flux, tile=n,
+    )  # fmt: skip
+    compiled = jax.jit(lambda u: small.rhs(0.0, u, params)).lower(jnp.asarray(lax_liu_3(n))).compile()
+    cost = compiled.cost_analysis()
+    cost = cost[0] if isinstance(cost, list) else cost
+    flops = 3 * float(cost["flops"]) / n**2
+    print("# arithmetic: XLA's operation count per cell update, and the rate a speed-up over NumPy needs")
+    print(f"flops_per_cell_update_2d: {flops:.0f}")
+    print(f"divisions_per_cell_update_2d: {3 * _divisions(compiled.as_text()) / n**2:.0f}")
+    print(f"achieved_gflops_sciax_2d: {rate_sciax * flops / 1e9:.3g}")
+    print(f"gflops_needed_for_20x_numpy_2d: {20 * rate_numpy * flops / 1e9:.3g}")
+    print(f"dgemm_gflops_numpy: {_dgemm_flops() / 1e9:.3g}")
 
 
 def breakdown(model, params, y0):

@@ -206,3 +206,17 @@ def test_rk4_has_its_own_stable_dt():
         y0 = {"p": jnp.ones((20, 20), dtype), "v": jnp.zeros((20, 20), dtype)}
         sol = sciax.simulate(cpml, y0, np.arange(5) * 1e-3, {"c": c}, method=W.RK4(1e-3))
         assert bool(sol.success) and sol.ys["p"].dtype == dtype
+
+
+def test_add_at_receivers_is_the_transpose_of_record():
+    # <record(p), g> = <p, add_at_receivers(0, g)> for every p and g, with two receivers on one point.
+    grid = W.Grid((12, 10), (1.2, 1.0))
+    model = W.AcousticWave(grid, f0=10.0, bc=W.Periodic(), receivers=[(2, 3), (7, 1), (2, 3)])
+    rng = np.random.default_rng(0)
+    p, g = rng.standard_normal((2, 12, 10)), rng.standard_normal((2, 3))
+    added = np.asarray(model.add_at_receivers(jnp.zeros((2, 12, 10)), jnp.asarray(g)))
+    np.testing.assert_allclose(np.sum(np.asarray(model.record(jnp.asarray(p))) * g), np.sum(p * added), rtol=1e-12)
+    expected = np.zeros((2, 12, 10))
+    for k, (i, j) in enumerate(model.receivers):
+        expected[:, i, j] += g[:, k]
+    np.testing.assert_array_equal(added, expected)

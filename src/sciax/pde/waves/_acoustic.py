@@ -375,6 +375,20 @@ class AcousticWave(AbstractWaveModel):
         # adds zeros to each recorded value (exact).
         return values if inside is None else self.halo.all_sum(jnp.where(inside, values, 0))
 
+    def add_at_receivers(self, field: Float[Array, "..."], values: Float[Array, "... R"]) -> Float[Array, "..."]:
+        """`field + record^T(values)`: each receiver's value (last axis of `values`, in `receivers`'
+        order) added to `field` at its grid point; the transpose of `record` (an adjoint source, e.g.
+        the data residuals of an adjoint-state gradient). On a whole grid an in-place add at the
+        receivers (no pass over the grid); on a block of a sharded grid through `record`'s
+        transpose. Linear, differentiable in both arguments."""
+        if not self.receivers:
+            return field
+        local, inside = self._locate(np.asarray(self.receivers))
+        if inside is None:
+            return field.at[(...,) + tuple(local.T)].add(values.astype(field.dtype))
+        _, transpose = jax.vjp(self.record, jnp.zeros_like(field))
+        return field + transpose(values.astype(field.dtype))[0]
+
     def seismograms(self, sol) -> xr.DataArray:
         """The `"seismogram"` output of a `Solution` as an `xarray.DataArray` (dims `time, receiver`)."""
         data = np.asarray(sol.ys["seismogram"])

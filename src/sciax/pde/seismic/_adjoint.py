@@ -21,7 +21,6 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ..waves import Leapfrog
 from ._adjoint_step import transposed_step
@@ -105,14 +104,6 @@ def adjoint_shot(survey, dt: float, checkpoint: int, energy: bool):
         d_traces = cotangents[0]  # the energy is not differentiated
         coefficients, state0, index = _setup(model, method, c, source)
         operator, scale = coefficients.operator, _source_scale(dt, c, index)
-        _, record_t = jax.vjp(model.record, state0.p)
-        local, inside = model._locate(np.asarray(model.receivers))
-        receivers = tuple(local.T)
-
-        def add_residuals(a, g):
-            # In place at the receivers: the transpose of `record` would scatter into a fresh zero field
-            # and add it, two more passes over the grid per step.
-            return a.at[receivers].add(g) if inside is None and model.receivers else a + record_t(g)[0]
 
         n = samples.shape[0]
         n_blocks = -(-n // checkpoint)
@@ -136,7 +127,8 @@ def adjoint_shot(survey, dt: float, checkpoint: int, energy: bool):
             # before it, so that `a` steps backwards by the leapfrog recursion (`transposed_step`).
             a, a_prev, memory, g_kappa, g_scale = carry
             div, w, g = inputs
-            a = add_residuals(a, g)
+            # In place at the receivers (on a whole grid): no pass over the grid.
+            a = model.add_at_receivers(a, g)
             g_kappa = g_kappa + a * div
             at_source = a[index]
             a_next, memory = transposed_step(model, operator, dt, a, a_prev, memory)

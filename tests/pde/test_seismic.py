@@ -7,7 +7,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 import pytest
+import scipy.signal
 
 import sciax
 
@@ -124,6 +126,32 @@ def test_lowpass_keeps_low_and_removes_high_frequencies():
     np.testing.assert_allclose(out[middle], low[middle], atol=1e-2)
 
 
+def test_causal_lowpass_is_scipys_butterworth_and_causal():
+    # The filtered unit impulse is the filter's impulse response: zero before the impulse and, in
+    # frequency, scipy's analog 8th-order Butterworth response with its corner at 0.7 f_max.
+    dt, n, f_max, delay = 1e-3, 4000, 20.0, 500
+    impulse = np.zeros(n)
+    impulse[delay] = 1.0
+    h = np.asarray(S.lowpass(jnp.asarray(impulse), dt, f_max, causal=True))
+    assert np.max(np.abs(h[:delay])) < 1e-10 * np.max(np.abs(h))  # sampling the response: leaks 1e-12
+    freqs = np.fft.rfftfreq(n, dt)
+    b, a = scipy.signal.butter(8, 2 * np.pi * 0.7 * f_max, analog=True)
+    _, expected = scipy.signal.freqs(b, a, worN=2 * np.pi * freqs)
+    response = np.fft.rfft(np.roll(h, -delay))
+    np.testing.assert_allclose(response, expected, atol=1e-10)
+
+
+def test_causal_lowpass_of_the_wavelet_makes_the_lowpassed_seismograms():
+    # A causal filter commutes with the (causal) modelling; the zero-phase one does not: its
+    # response before t = 0 is cut from the wavelet.
+    causal = MODEL(SURVEY, C, WAVELET.lowpass(40.0, causal=True))
+    np.testing.assert_allclose(
+        causal, S.lowpass(OBSERVED, DT, 40.0, axis=-2, causal=True), atol=1e-6 * np.max(np.abs(causal))
+    )
+    zero_phase = MODEL(SURVEY, C, WAVELET.lowpass(40.0))
+    assert np.max(np.abs(zero_phase - S.lowpass(OBSERVED, DT, 40.0, axis=-2))) > 1e-3 * np.max(np.abs(zero_phase))
+
+
 def test_normalized_misfit_values():
     rng = np.random.default_rng(0)
     d = jnp.asarray(rng.standard_normal((2, 50, 3)))
@@ -133,3 +161,18 @@ def test_normalized_misfit_values():
     s, cos = (jnp.asarray(f(angle))[None, :, None] for f in (np.sin, np.cos))
     assert float(S.normalized_misfit(s, cos)) == pytest.approx(1.0, abs=1e-12)  # orthogonal traces
     assert float(S.l2_misfit(d, 0 * d)) == pytest.approx(0.5 * float(jnp.sum(d**2)), rel=1e-14)
+
+
+def test_lbfgs_first_step_moves_the_velocity_by_the_learning_rate():
+    # invert rescales x and the misfit so that optax L-BFGS's first step (the gradient capped to
+    # Euclidean norm 1) moves the velocity c = c_start + scale x by learning_rate m/s at most.
+    from sciax.pde.seismic._invert import _Band, _lbfgs_scaling
+
+    rng = np.random.default_rng(2)
+    grad = jnp.asarray(rng.standard_normal((N, N)))
+    band = _Band(OBSERVED, C0, jnp.asarray(rng.uniform(0.0, 40.0, (N, N))), WAVELET, jnp.asarray(7.0))
+    scaled, alpha = _lbfgs_scaling(band, grad, 25.0)
+    x = jnp.zeros((N, N))
+    opt = optax.lbfgs(linesearch=None)
+    step, _ = opt.update(alpha * grad / scaled.norm, opt.init(x), x)
+    assert float(jnp.max(jnp.abs(scaled.scale * step))) == pytest.approx(25.0, rel=1e-12)

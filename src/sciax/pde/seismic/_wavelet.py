@@ -10,21 +10,54 @@ from jaxtyping import Array, ArrayLike, Float
 
 from ..waves import ricker
 
+# Butterworth order of the causal low-pass, and its half-power corner as a fraction of f_max (about
+# where the zero-phase cosine taper passes half power, 0.69 f_max); the gain at f_max is 0.06.
+_BUTTERWORTH_ORDER = 8
+_CORNER = 0.7
 
-def lowpass(x: Float[ArrayLike, "... T"], dt: float, f_max: float, axis: int = -1) -> Float[Array, "... T"]:
-    """Zero-phase low-pass filter along `axis` (time, step `dt` s): the spectrum times a cosine taper
-    falling from 1 at `f_max / 2` to 0 at `f_max` (Hz). Zero-padded to twice the length, so the
-    filter does not wrap the end of a record onto its start. Linear, so filtering a wavelet filters
-    every seismogram it makes. Differentiable."""
+
+def _butterworth(freqs: np.ndarray, f_corner: float) -> np.ndarray:
+    """The analog Butterworth low-pass response at `freqs` (Hz): causal, gain 1 at 0 Hz."""
+    k = np.arange(1, _BUTTERWORTH_ORDER + 1)
+    poles = np.exp(1j * np.pi * (2 * k + _BUTTERWORTH_ORDER - 1) / (2 * _BUTTERWORTH_ORDER))
+    s = 1j * freqs[:, None] / f_corner
+    return np.prod(-poles) / np.prod(s - poles, axis=1)
+
+
+def lowpass(
+    x: Float[ArrayLike, "... T"], dt: float, f_max: float, axis: int = -1, *, causal: bool = False
+) -> Float[Array, "... T"]:
+    """Low-pass filter along `axis` (time, step `dt` s, the record starting at `t = 0`), zero-padded
+    (to twice the length, or longer for the causal filter's tail) so the filter does not wrap the
+    end of a record onto its start. Linear and differentiable.
+
+    `causal=False`: zero phase, the spectrum times a cosine taper falling from 1 at `f_max / 2` to 0
+    at `f_max` (Hz). Its response reaches before `t = 0`, which the record cuts: filtering a wavelet
+    this way does not filter the seismograms it makes (at a few Hz, a large part of them).
+
+    `causal=True`: an 8th-order Butterworth filter (half power at `0.7 f_max`, gain 0.06 at
+    `f_max`; analog response sampled in frequency, which is causal to round-off). A causal
+    filter commutes with the causal wave modelling, so the seismograms of a filtered wavelet are
+    the filtered seismograms (what frequency continuation in `invert` needs). It delays the
+    signal by about one period of its corner.
+    """
     x = jnp.asarray(x)
     n = x.shape[axis]
-    freqs = jnp.fft.rfftfreq(2 * n, dt)
-    ramp = jnp.clip((freqs - 0.5 * f_max) / (0.5 * f_max), 0.0, 1.0)
-    taper = (0.5 * (1 + jnp.cos(jnp.pi * ramp))).astype(x.dtype)
+    length = 2 * n
+    if causal:
+        # Padded until the slowest pole has decayed by 1e-8, so the response's tail does not wrap.
+        rate = 2 * np.pi * _CORNER * f_max * np.sin(np.pi / (2 * _BUTTERWORTH_ORDER))
+        length = max(length, n + int(np.ceil(np.log(1e8) / (rate * dt))))
+    freqs = np.fft.rfftfreq(length, dt)
+    if causal:
+        response = jnp.asarray(_butterworth(freqs, _CORNER * f_max), jnp.result_type(x.dtype, jnp.complex64))
+    else:
+        ramp = np.clip((freqs - 0.5 * f_max) / (0.5 * f_max), 0.0, 1.0)
+        response = jnp.asarray(0.5 * (1 + np.cos(np.pi * ramp)), x.dtype)
     shape = [1] * x.ndim
-    shape[axis] = taper.shape[0]
-    spectrum = jnp.fft.rfft(x, 2 * n, axis=axis) * taper.reshape(shape)
-    out = jnp.fft.irfft(spectrum, 2 * n, axis=axis)
+    shape[axis] = response.shape[0]
+    spectrum = jnp.fft.rfft(x, length, axis=axis) * response.reshape(shape)
+    out = jnp.fft.irfft(spectrum, length, axis=axis)
     return jnp.take(out, jnp.arange(n), axis=axis).astype(x.dtype)
 
 
@@ -55,9 +88,9 @@ class Wavelet(eqx.Module):
     def n_steps(self) -> int:
         return int(self.samples.shape[0])
 
-    def lowpass(self, f_max: float) -> Wavelet:
-        """This wavelet through `lowpass(..., f_max)` (Hz)."""
-        return Wavelet(lowpass(self.samples, self.dt, f_max), self.dt)
+    def lowpass(self, f_max: float, *, causal: bool = False) -> Wavelet:
+        """This wavelet through `lowpass(..., f_max, causal=causal)` (Hz)."""
+        return Wavelet(lowpass(self.samples, self.dt, f_max, causal=causal), self.dt)
 
     def peak_frequency(self) -> float:
         """The frequency (Hz) of the largest amplitude of the spectrum."""

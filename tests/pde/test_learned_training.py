@@ -155,6 +155,20 @@ def test_grad_of_unrolled_loss_matches_finite_differences():
     assert abs(float(along(cut) - fd)) > 1e-4 * abs(float(fd))
 
 
+@eqx.filter_jit
+def _absolute_loss_and_run(m):
+    # One program for both: a single compilation.
+    loss = learned.unrolled_loss(m, REFS[:, :3], TS[:3], FORCING, dt=DT, checkpoint=None, absolute=True)
+    return loss, jax.vmap(lambda u, p: sciax.simulate(m, u, TS[:3], p, method=sciax.pde.RK4(DT)).ys)(
+        REFS[:, 0], FORCING
+    )
+
+
+def test_absolute_unrolled_loss_against_a_direct_run():
+    loss, ys = _absolute_loss_and_run(MODEL)
+    np.testing.assert_allclose(loss, np.mean(np.abs(np.asarray(ys)[:, 1:] - np.asarray(REFS[:, 1:3]))), rtol=1e-12)
+
+
 def _derivative_loss(m):
     return learned.derivative_loss(m, *SNAPSHOTS)
 
@@ -163,13 +177,15 @@ def test_derivative_loss_against_a_loop():
     # Snapshot by snapshot with its own time and forcing, unbatched (one compiled rhs).
     rhs = jax.jit(lambda t, u, p: MODEL.rhs(t, u, p))
     states, times, forcing, targets = jax.tree_util.tree_map(np.asarray, SNAPSHOTS)
-    expected = np.mean(
+    misfit = np.stack(
         [
-            (np.asarray(rhs(times[i], states[i], {k: v[i] for k, v in forcing.items()})) - targets[i]) ** 2
+            np.asarray(rhs(times[i], states[i], {k: v[i] for k, v in forcing.items()})) - targets[i]
             for i in range(len(times))
         ]
     )
-    np.testing.assert_allclose(eqx.filter_jit(_derivative_loss)(MODEL), expected, rtol=1e-12)
+    np.testing.assert_allclose(eqx.filter_jit(_derivative_loss)(MODEL), np.mean(misfit**2), rtol=1e-12)
+    absolute = eqx.filter_jit(lambda m: learned.derivative_loss(m, *SNAPSHOTS, absolute=True))(MODEL)
+    np.testing.assert_allclose(absolute, np.mean(np.abs(misfit)), rtol=1e-12)
     with pytest.raises(ValueError, match="states and targets must share one shape.*targets \\(8, 15\\)"):
         learned.derivative_loss(MODEL, SNAPSHOTS[0], SNAPSHOTS[1], SNAPSHOTS[2], SNAPSHOTS[3][:, 1:])
     with pytest.raises(ValueError, match="times be \\(batch,\\).*times \\(3,\\)"):

@@ -5,6 +5,8 @@
   (Bar-Sinai et al., PNAS 2019); `stencil_net` builds one around an MLP; `face_coefficients`
   gives the constraint space; `LinearReconstruction` the
   standard linear schemes (centred or upwind-biased) on a stencil; `trainable` the filter of the weights to train.
+- `LearnedFaceValues`: one learned value per face on a window around it (the paper's
+  conservative scheme: no built-in upwinding or dissipation); `face_net` builds one around an MLP.
 - `ForcedBurgers`: `u_t + (u^2/2)_x = eta u_xx + f(x, t)` on a periodic grid, the paper's
   benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging).
 - `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
@@ -13,6 +15,7 @@
 """
 
 from ._closure import Corrected, corrected_spec
+from ._face import LearnedFaceValues, face_net
 from ._forced_burgers import ForcedBurgers, coarse_grain, random_forcing
 from ._linear import LinearReconstruction
 from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
@@ -21,6 +24,8 @@ from ._training import derivative_loss, error_vs_time, survival_time, train, unr
 __all__ = [
     "LearnedReconstruction",
     "LinearReconstruction",
+    "LearnedFaceValues",
+    "face_net",
     "face_coefficients",
     "stencil_net",
     "trainable",

@@ -59,6 +59,36 @@ def face_coefficients(stencil: tuple[int, int], degree: int | None = None) -> tu
     return base, vt[degree + 1 :].T.copy()
 
 
+def constrained_net(name: str, net, stencil: tuple[int, int], degree: int, inputs: tuple[int, int], values: int = 1):
+    """`face_coefficients(stencil, degree)` after checking that it leaves freedom to learn and that
+    `net` maps an input window of `inputs` cells to `values` sets of free coefficients; the
+    errors name `name`."""
+    base, null = face_coefficients(stencil, degree)
+    width, free = null.shape
+    if free == 0:
+        raise ValueError(
+            f"{name}: a stencil of {width} cells exact for degree {degree} leaves no freedom to learn; use a "
+            f"stencil of at least {degree + 2} cells or a lower degree"
+        )
+    if not callable(net):
+        raise TypeError(f"{name}: net must be a callable module, got {type(net).__name__}")
+    seen = inputs[1] - inputs[0] + 1
+    try:
+        out = eqx.filter_eval_shape(net, jax.ShapeDtypeStruct((seen,), jnp.result_type(float)))
+    except Exception as error:
+        raise ValueError(
+            f"{name}: net must map an input window of shape ({seen},) to ({values * free},); calling it on "
+            f"shape ({seen},) failed: {error}"
+        ) from error
+    if getattr(out, "shape", None) != (values * free,):
+        sets = f"{values} x a" if values > 1 else "a"
+        raise ValueError(
+            f"{name}: net must output shape ({values * free},) ({sets} stencil of {width} cells minus "
+            f"degree + 1 = {degree + 1} constraints), got {getattr(out, 'shape', type(out).__name__)}"
+        )
+    return base, null
+
+
 class LearnedReconstruction(AbstractReconstruction):
     """Face values `sum_k c_k(window) ubar_{i+k}` with weights from a network, exact for
     polynomials of degree `<= degree` whatever the network says: `c = base + null @ net(window)`
@@ -96,28 +126,7 @@ class LearnedReconstruction(AbstractReconstruction):
     ):
         lo, hi = _check_stencil("LearnedReconstruction", stencil)
         inputs = (lo, hi) if inputs is None else _check_stencil("LearnedReconstruction: inputs", inputs)
-        seen = inputs[1] - inputs[0] + 1
-        base, null = face_coefficients((lo, hi), degree)
-        width, free = null.shape
-        if free == 0:
-            raise ValueError(
-                f"LearnedReconstruction: a stencil of {width} cells exact for degree {degree} leaves no freedom to "
-                f"learn; use a stencil of at least {degree + 2} cells or a lower degree"
-            )
-        if not callable(net):
-            raise TypeError(f"LearnedReconstruction: net must be a callable module, got {type(net).__name__}")
-        try:
-            out = eqx.filter_eval_shape(net, jax.ShapeDtypeStruct((seen,), jnp.result_type(float)))
-        except Exception as error:
-            raise ValueError(
-                f"LearnedReconstruction: net must map an input window of shape ({seen},) to ({free},); calling it "
-                f"on shape ({seen},) failed: {error}"
-            ) from error
-        if getattr(out, "shape", None) != (free,):
-            raise ValueError(
-                f"LearnedReconstruction: net must output shape ({free},) (stencil of {width} cells minus "
-                f"degree + 1 = {degree + 1} constraints), got {getattr(out, 'shape', type(out).__name__)}"
-            )
+        base, null = constrained_net("LearnedReconstruction", net, (lo, hi), degree, inputs)
         self.net, self.stencil, self.degree, self.inputs = net, (lo, hi), int(degree), inputs
         self.base, self.null = tuple(map(float, base)), tuple(tuple(map(float, row)) for row in null)
 
@@ -160,19 +169,28 @@ def stencil_net(
     lo, hi = _check_stencil("stencil_net", stencil)
     a, b = (lo, hi) if inputs is None else _check_stencil("stencil_net: inputs", inputs)
     free = max(hi - lo - degree, 1)
-    net = eqx.nn.MLP(b - a + 1, free, width_size, depth, activation=jnp.tanh, key=key)
-    net = eqx.tree_at(lambda m: (m.layers[-1].weight, m.layers[-1].bias), net, replace_fn=jnp.zeros_like)
+    net = zero_output_mlp(b - a + 1, free, width_size, depth, key)
     return LearnedReconstruction(net, (lo, hi), degree, inputs=inputs)
+
+
+def zero_output_mlp(n_in: int, n_out: int, width_size: int, depth: int, key: PRNGKeyArray) -> eqx.nn.MLP:
+    """An `equinox.nn.MLP` (tanh) whose last layer is zero: its output is zero until trained, so a
+    learned scheme built on it starts as the standard linear one."""
+    net = eqx.nn.MLP(n_in, n_out, width_size, depth, activation=jnp.tanh, key=key)
+    return eqx.tree_at(lambda m: (m.layers[-1].weight, m.layers[-1].bias), net, replace_fn=jnp.zeros_like)
 
 
 def trainable(model) -> object:
     """The `equinox.partition` filter of `model`'s trainable leaves: the inexact arrays of the
-    `net` of every `LearnedReconstruction` inside it, and nothing else."""
+    `net` of every `LearnedReconstruction` and `LearnedFaceValues` inside it, and nothing else."""
+    from ._face import LearnedFaceValues  # imports this module
+
+    learned = (LearnedReconstruction, LearnedFaceValues)
 
     def spec(x):
-        if isinstance(x, LearnedReconstruction):
+        if isinstance(x, learned):
             frozen = jax.tree_util.tree_map(lambda _: False, x)
             return eqx.tree_at(lambda r: r.net, frozen, jax.tree_util.tree_map(eqx.is_inexact_array, x.net))
         return False
 
-    return jax.tree_util.tree_map(spec, model, is_leaf=lambda x: isinstance(x, LearnedReconstruction))
+    return jax.tree_util.tree_map(spec, model, is_leaf=lambda x: isinstance(x, learned))

@@ -1,0 +1,126 @@
+"""`LearnedFaceValues`: one value per face of a finite-volume grid, from stencil weights a
+network chooses face by face on a window around the face, exact for polynomials up to a chosen
+degree.
+
+Reference: Y. Bar-Sinai, S. Hoyer, J. Hickey and M. P. Brenner, "Learning data-driven
+discretizations for partial differential equations", PNAS 116 (2019) 15344-15349: their
+conservative Burgers scheme evaluates the flux `u^2 / 2 - eta u_x` at each face from a single
+learned face value on a six-cell stencil centred on the face (a staggered grid), accuracy
+order 1, so that upwinding is learned rather than built in.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, PRNGKeyArray
+
+from ..fv import AbstractReconstruction
+from ._stencil import _check_stencil, constrained_net, zero_output_mlp
+
+
+def _check_face_window(name: str, window) -> tuple[int, int]:
+    """A window of cells `(lo, hi)` relative to the cell left of a face: it must hold cells on both sides."""
+    ok = isinstance(window, tuple) and len(window) == 2 and all(isinstance(s, int) for s in window)
+    if not ok or not window[0] <= 0 < window[1]:
+        raise ValueError(
+            f"{name} must be a pair of integer cell offsets (lo, hi) from the cell left of a face with "
+            f"lo <= 0 < hi (cells on both sides of the face), e.g. (-2, 3), got {window!r}"
+        )
+    return window
+
+
+class LearnedFaceValues(AbstractReconstruction):
+    """The state at each face `i + 1/2`, `sum_k c_k(window) ubar_{i+k}`, `k` from `lo` to `hi`
+    of `stencil`, with weights `c = base + null @ net(window)` exact for polynomials of degree
+    `<= degree` whatever the network says (see `face_coefficients`), the window centred on the
+    face rather than mirrored per cell, so that upwinding is learned from the data.
+
+    With `values=1` both states of a face are one value, so a numerical flux adds no
+    dissipation of its own (`Rusanov()` gives the physical flux `f(u_{i+1/2})`): whatever
+    damping the scheme needs, the network learns. With `values=2` the network gives both
+    states (two sets of weights from one window) and the numerical flux adds its dissipation
+    in proportion to their jump, which the network controls. Conservative by construction
+    (one flux per face).
+
+    **Fields:** `net`: an equinox module (or callable pytree) mapping the cell averages
+    `ubar_{i+a} .. ubar_{i+b}` of its window `inputs = (a, b)` (default: the stencil; state
+    units) to `values * (width - degree - 1)` numbers (the left state's first), `width = hi -
+    lo + 1`; `stencil = (lo, hi)` and `inputs`, offsets from the cell left of the face with
+    `lo <= 0 < hi`, `degree` and `values` (static); `base`, `null` (the constraint space, static).
+
+    A network whose output is zero gives the standard linear face value on the stencil, e.g. the
+    sixth-order centred `(1, -8, 37, 37, -8, 1) / 60` on `(-2, 3)` (then `edges` equals
+    `LinearReconstruction((-2, 3))`). Differentiable in the network's weights and the state.
+    `TypeError`/`ValueError` at construction for a bad stencil, a stencil narrower than
+    `degree + 2` cells, `values` not 1 or 2, or a network whose output is not
+    `(values * (width - degree - 1),)`.
+    """
+
+    net: eqx.Module
+    inputs: tuple[int, int] = eqx.field(static=True)
+    base: tuple[float, ...] = eqx.field(static=True)
+    null: tuple[tuple[float, ...], ...] = eqx.field(static=True)
+    stencil: tuple[int, int] = eqx.field(static=True)
+    degree: int = eqx.field(static=True)
+    values: int = eqx.field(static=True)
+
+    def __init__(self, net, stencil: tuple[int, int] = (-2, 3), degree: int = 1, *, inputs=None, values: int = 1):
+        name = "LearnedFaceValues"
+        stencil = _check_face_window(f"{name}: stencil", _check_stencil(name, stencil))
+        inputs = stencil if inputs is None else _check_face_window(f"{name}: inputs", _check_stencil(name, inputs))
+        if values not in (1, 2):
+            raise ValueError(f"{name}: values must be 1 (one value per face) or 2 (both states), got {values!r}")
+        base, null = constrained_net(name, net, stencil, degree, inputs, values)
+        self.net, self.stencil, self.degree, self.inputs, self.values = net, stencil, int(degree), inputs, values
+        self.base, self.null = tuple(map(float, base)), tuple(tuple(map(float, row)) for row in null)
+
+    @property
+    def radius(self) -> int:
+        # The faces needed are the right faces of cells radius - 1 .. m - radius - 1.
+        lo, hi = min(self.stencil[0], self.inputs[0]), max(self.stencil[1], self.inputs[1])
+        return max(1 - lo, hi)
+
+    def coefficients(self, seen: Float[Array, "... k"]) -> Float[Array, "... values width"]:
+        """The weights of each value from each input window along the last axis (`base + null @ net(seen)`)."""
+        free = jax.vmap(self.net)(seen.reshape(-1, seen.shape[-1])).reshape(-1, self.values, len(self.null[0]))
+        base, null = jnp.asarray(self.base, seen.dtype), jnp.asarray(self.null, seen.dtype)
+        return (base + free @ null.T).reshape(*seen.shape[:-1], self.values, len(self.base))
+
+    def faces(self, v: Float[Array, "... m"]) -> Float[Array, "... m-2r+1 values"]:
+        """The values at the right face of each cell `radius - 1 .. m - radius - 1` (last axis
+        of `v`; the left state first with `values=2`)."""
+        m, r = v.shape[-1], self.radius
+
+        def window(offsets):
+            lo, hi = offsets
+            return jnp.stack([v[..., r - 1 + k : m - r + k] for k in range(lo, hi + 1)], -1)
+
+        return jnp.sum(self.coefficients(window(self.inputs)) * window(self.stencil)[..., None, :], axis=-1)
+
+    def edges(self, v, axis=-1):
+        faces = self.faces(jnp.moveaxis(v, axis, -1))
+        # A cell's right edge is the left state of the face after it, its left edge the right state of the one before.
+        return jnp.moveaxis(faces[..., 1:, 0], -1, axis), jnp.moveaxis(faces[..., :-1, -1], -1, axis)
+
+
+def face_net(
+    stencil: tuple[int, int] = (-2, 3),
+    degree: int = 1,
+    *,
+    inputs: tuple[int, int] | None = None,
+    values: int = 1,
+    width_size: int = 32,
+    depth: int = 2,
+    key: PRNGKeyArray,
+) -> LearnedFaceValues:
+    """A `LearnedFaceValues` with an `equinox.nn.MLP` (tanh, `depth` hidden layers of
+    `width_size`) whose last layer starts at zero: the untrained scheme is the standard linear
+    face value on `stencil` (the default `(-2, 3)`: sixth-order centred, the paper's stencil),
+    both states equal also with `values=2`."""
+    lo, hi = _check_face_window("face_net: stencil", _check_stencil("face_net", stencil))
+    a, b = (lo, hi) if inputs is None else _check_face_window("face_net: inputs", _check_stencil("face_net", inputs))
+    free = max(hi - lo - degree, 1)
+    net = zero_output_mlp(b - a + 1, values * free, width_size, depth, key)
+    return LearnedFaceValues(net, (lo, hi), degree, inputs=inputs, values=values)

@@ -136,7 +136,10 @@ def test_planar_riemann_problem_along_an_axis_equals_the_1d_run(shape, axis, qua
     expected = np.broadcast_to(want.reshape(3, *([1] * (len(shape) - 1)), N_LINE), (3, *shape))
     assert np.allclose(got[fields], expected, rtol=1e-13, atol=1e-13)  # fusion order differs
     others = [k for k in range(1, len(shape) + 1) if k != axis + 1]
-    assert np.all(got[others] == 0)
+    # The transverse momenta stay at round-off: the identical transverse cells run in different
+    # vector lanes of the fused reconstruction (or its scalar remainder loop), which can contract
+    # multiply-adds differently; the bound is the one above, relative to the moving momentum.
+    assert np.abs(got[others]).max() <= 1e-13 * np.abs(got[axis + 1]).max()
     assert np.abs(want[1, [0, -1]]).max() < np.abs(_tube_1d()[1]).max()  # the walls did slow the gas
 
 

@@ -21,7 +21,17 @@ from jax import lax
 from jaxtyping import Array, Bool, Float, PyTree
 
 from ..._model import AbstractModel
-from ...grid import AbstractHalo, BoundaryHalo, Dirichlet, Grid, Outflow, Periodic, Reflective, normalise_boundaries
+from ...grid import (
+    AbstractHalo,
+    BoundaryHalo,
+    Dirichlet,
+    Grid,
+    Outflow,
+    Periodic,
+    Reflective,
+    materialize,
+    normalise_boundaries,
+)
 from ._numerical_flux import AbstractNumericalFlux
 from ._quadrature import STENCIL_RADIUS, crop_transverse, face_points, gauss_weights
 from ._reconstruction import AbstractReconstruction
@@ -210,8 +220,10 @@ class AbstractFVModel(AbstractModel):
         g = self.reconstruction.ghost_cells
         along = along % padded.ndim
         n = padded.shape[along] - 2 * g
-        right_edge, left_edge = self.reconstruction.edges(padded, along)
         if self.admissibility and self.reconstruction.radius > 0:
+            # Stored once: the check and the fluxes both read the face values, and XLA would
+            # otherwise compute the reconstruction in each of their fused loops.
+            right_edge, left_edge = materialize(lambda v: self.reconstruction.edges(v, along), padded)
             cells = lax.slice_in_dim(padded, g - 1, n + g + 1, axis=along)
             ok = self.positivity_ok(cells, right_edge, left_edge, params)
 
@@ -221,6 +233,8 @@ class AbstractFVModel(AbstractModel):
             # The fallback's selects cost as much as the reconstruction; almost every call keeps
             # every cell, so they run only when one fails (under `vmap` both branches run).
             right_edge, left_edge = lax.cond(jnp.all(ok), lambda r, e: (r, e), fallback, right_edge, left_edge)
+        else:
+            right_edge, left_edge = self.reconstruction.edges(padded, along)
         return (
             lax.slice_in_dim(right_edge, 0, n + 1, axis=along),
             lax.slice_in_dim(left_edge, 1, n + 2, axis=along),

@@ -22,7 +22,8 @@ against the coarse-grained time derivative of the fine solution), then, at the f
 `--unrolled-from` (default 16: the headline's coarse grids; the unrolled loss costs about
 factor^-2 per step), for `--steps` steps on unrolled losses of `--unroll` output intervals
 through `sciax.simulate`, `--batch` random segments per step; both losses the mean absolute
-error (`--loss absolute`, the evaluation's measure) or squared error),
+error (`--loss absolute`, the evaluation's measure) or squared error; `--viscous learned` adds a
+learned viscous face derivative, `face_net(..., derivative=1)`, on the same stencil and window),
 `weno5` (WENO5-Z), `upwind` (first order,
 piecewise-constant + HLL), `centred2/4/6` and `upwind3/5` (linear reconstructions, all with
 Rusanov fluxes). `mae_<scheme>_x<factor>`: the mean absolute error over cells, output times and
@@ -123,7 +124,18 @@ def train_learned(factor, refs, forcings, t_span, args, key):
         )
     else:
         recon = learned.stencil_net((-2, 2), 1, inputs=(-reach, reach), width_size=args.width, depth=2, key=key)
-    model = learned.ForcedBurgers(grid(n), reconstruction=recon)
+    viscous = None
+    if args.viscous == "learned":
+        viscous = learned.face_net(
+            (-2, 3),
+            1,
+            inputs=(1 - reach, reach),
+            derivative=1,
+            width_size=args.width,
+            depth=args.depth,
+            key=jax.random.fold_in(key, 1),
+        )
+    model = learned.ForcedBurgers(grid(n), reconstruction=recon, viscous=viscous)
     rng = np.random.default_rng(factor)
     start = time.perf_counter()
     losses = {}
@@ -209,6 +221,9 @@ def main():
     parser.add_argument("--loss", choices=("squared", "absolute"), default="absolute", help="error of both losses")
     parser.add_argument("--values", type=int, default=2, help="face scheme: 1 value per face or both states")
     parser.add_argument("--depth", type=int, default=2, help="hidden layers of the MLP")
+    parser.add_argument(
+        "--viscous", choices=("fixed", "learned"), default="fixed", help="second-order or learned face derivative"
+    )
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")

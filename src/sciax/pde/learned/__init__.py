@@ -6,7 +6,8 @@
   gives the constraint space; `LinearReconstruction` the
   standard linear schemes (centred or upwind-biased) on a stencil; `trainable` the filter of the weights to train.
 - `LearnedFaceValues`: one learned value per face on a window around it (the paper's
-  conservative scheme: no built-in upwinding or dissipation); `face_net` builds one around an MLP.
+  conservative scheme: no built-in upwinding or dissipation), or both states, or (`derivative=1`)
+  a learned face derivative for `ForcedBurgers(viscous=...)`; `face_net` builds one around an MLP.
 - `ForcedBurgers`: `u_t + (u^2/2)_x = eta u_xx + f(x, t)` on a periodic grid, the paper's
   benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging).
 - `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).

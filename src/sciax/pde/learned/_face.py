@@ -44,18 +44,23 @@ class LearnedFaceValues(AbstractReconstruction):
     in proportion to their jump, which the network controls. Conservative by construction
     (one flux per face).
 
+    With `derivative=1` (and `values=1`) the weights give the first derivative at each face
+    times the cell width, exact for polynomials of degree `<= degree`: a learned viscous flux
+    `-eta u_x` for `ForcedBurgers(viscous=...)` (the zero network gives the standard face
+    derivative on the stencil, e.g. `(-2, 25, -245, 245, -25, 2) / 180` on `(-2, 3)`).
+
     **Fields:** `net`: an equinox module (or callable pytree) mapping the cell averages
     `ubar_{i+a} .. ubar_{i+b}` of its window `inputs = (a, b)` (default: the stencil; state
     units) to `values * (width - degree - 1)` numbers (the left state's first), `width = hi -
     lo + 1`; `stencil = (lo, hi)` and `inputs`, offsets from the cell left of the face with
-    `lo <= 0 < hi`, `degree` and `values` (static); `base`, `null` (the constraint space, static).
+    `lo <= 0 < hi`, `degree`, `values` and `derivative` (static); `base`, `null` (the constraint space, static).
 
     A network whose output is zero gives the standard linear face value on the stencil, e.g. the
     sixth-order centred `(1, -8, 37, 37, -8, 1) / 60` on `(-2, 3)` (then `edges` equals
     `LinearReconstruction((-2, 3))`). Differentiable in the network's weights and the state.
     `TypeError`/`ValueError` at construction for a bad stencil, a stencil narrower than
-    `degree + 2` cells, `values` not 1 or 2, or a network whose output is not
-    `(values * (width - degree - 1),)`.
+    `degree + 2` cells, `values` not 1 or 2, `derivative` not 0 or 1 (or 1 with `values=2`),
+    or a network whose output is not `(values * (width - degree - 1),)`.
     """
 
     net: eqx.Module
@@ -65,15 +70,31 @@ class LearnedFaceValues(AbstractReconstruction):
     stencil: tuple[int, int] = eqx.field(static=True)
     degree: int = eqx.field(static=True)
     values: int = eqx.field(static=True)
+    derivative: int = eqx.field(static=True)
 
-    def __init__(self, net, stencil: tuple[int, int] = (-2, 3), degree: int = 1, *, inputs=None, values: int = 1):
+    def __init__(
+        self,
+        net,
+        stencil: tuple[int, int] = (-2, 3),
+        degree: int = 1,
+        *,
+        inputs=None,
+        values: int = 1,
+        derivative: int = 0,
+    ):
         name = "LearnedFaceValues"
         stencil = _check_face_window(f"{name}: stencil", _check_stencil(name, stencil))
         inputs = stencil if inputs is None else _check_face_window(f"{name}: inputs", _check_stencil(name, inputs))
         if values not in (1, 2):
             raise ValueError(f"{name}: values must be 1 (one value per face) or 2 (both states), got {values!r}")
-        base, null = constrained_net(name, net, stencil, degree, inputs, values)
+        if derivative not in (0, 1) or isinstance(derivative, bool) or derivative * values == 2:
+            raise ValueError(
+                f"{name}: derivative must be 0 (face values) or 1 (a face derivative, with values=1), got "
+                f"derivative={derivative!r}, values={values!r}"
+            )
+        base, null = constrained_net(name, net, stencil, degree, inputs, values, derivative)
         self.net, self.stencil, self.degree, self.inputs, self.values = net, stencil, int(degree), inputs, values
+        self.derivative = int(derivative)
         self.base, self.null = tuple(map(float, base)), tuple(tuple(map(float, row)) for row in null)
 
     @property
@@ -111,6 +132,7 @@ def face_net(
     *,
     inputs: tuple[int, int] | None = None,
     values: int = 1,
+    derivative: int = 0,
     width_size: int = 32,
     depth: int = 2,
     key: PRNGKeyArray,
@@ -118,9 +140,9 @@ def face_net(
     """A `LearnedFaceValues` with an `equinox.nn.MLP` (tanh, `depth` hidden layers of
     `width_size`) whose last layer starts at zero: the untrained scheme is the standard linear
     face value on `stencil` (the default `(-2, 3)`: sixth-order centred, the paper's stencil),
-    both states equal also with `values=2`."""
+    both states equal also with `values=2` (`derivative=1`: the standard face derivative)."""
     lo, hi = _check_face_window("face_net: stencil", _check_stencil("face_net", stencil))
     a, b = (lo, hi) if inputs is None else _check_face_window("face_net: inputs", _check_stencil("face_net", inputs))
     free = max(hi - lo - degree, 1)
     net = zero_output_mlp(b - a + 1, values * free, width_size, depth, key)
-    return LearnedFaceValues(net, (lo, hi), degree, inputs=inputs, values=values)
+    return LearnedFaceValues(net, (lo, hi), degree, inputs=inputs, values=values, derivative=derivative)

@@ -20,6 +20,7 @@ from ..._model import AbstractModel
 from ...grid import Grid, Periodic
 from ..fd._rk4 import RK4
 from ..fv import AbstractNumericalFlux, AbstractReconstruction, Burgers
+from ._face import LearnedFaceValues
 
 FORCING_KEYS = ("amplitude", "omega", "wavenumber", "phase")
 
@@ -30,21 +31,26 @@ class ForcedBurgers(AbstractModel):
 
     The advective flux is `sciax.pde.fv.Burgers`'s (its `reconstruction` and `numerical_flux`:
     a `LearnedReconstruction` plugs in here); the viscous flux at a face is
-    `-eta (ubar_{i+1} - ubar_i) / dx` (second order), so the update is conservative up to the
-    forcing. The forcing enters as its exact cell average,
+    `-eta (ubar_{i+1} - ubar_i) / dx` (second order) or, with `viscous` a `LearnedFaceValues`
+    with `derivative=1`, `-eta D_{i+1/2} / dx` from its learned face derivative `D` (the paper
+    learns this derivative too), so the update is conservative up to the forcing. The forcing
+    enters as its exact cell average,
     `A_j sin(omega_j t + k_j x_i + phi_j) sin(k_j dx / 2) / (k_j dx / 2)`.
 
     **Arguments:** `grid`: a 1-D `sciax.pde.Grid` (use `points="centre"` so that coarse cells are
     unions of fine ones, see `coarse_grain`); `eta >= 0` (length^2/time, static);
-    `reconstruction` (default `WENO5Z()`), `numerical_flux` (default `Rusanov()`).
+    `reconstruction` (default `WENO5Z()`), `numerical_flux` (default `Rusanov()`), `viscous`
+    (default `None`: the second-order face derivative). `ValueError` for a `viscous` that is not
+    a `LearnedFaceValues` with `derivative=1`.
 
     **params:** the forcing, a dict of arrays `amplitude`, `omega` (1/time), `wavenumber`
     (1/length), `phase`, each of shape `(modes,)` (see `random_forcing`), or `None` (unforced).
-    Differentiable in `y0`, the forcing and the reconstruction's weights. State: `grid.shape`.
+    Differentiable in `y0`, the forcing and the reconstruction's (and `viscous`'s) weights. State: `grid.shape`.
     """
 
     inviscid: Burgers
     eta: float = eqx.field(static=True)
+    viscous: LearnedFaceValues | None
 
     def __init__(
         self,
@@ -53,11 +59,16 @@ class ForcedBurgers(AbstractModel):
         eta: float = 0.01,
         reconstruction: AbstractReconstruction | None = None,
         numerical_flux: AbstractNumericalFlux | None = None,
+        viscous: LearnedFaceValues | None = None,
     ):
         if isinstance(eta, bool) or not isinstance(eta, (int, float, np.integer, np.floating)) or not eta >= 0:
             raise ValueError(f"ForcedBurgers: eta must be a number >= 0, got eta={eta!r}")
         self.inviscid = Burgers(grid, Periodic(), reconstruction=reconstruction, numerical_flux=numerical_flux)
-        self.eta = float(eta)
+        if viscous is not None and not (isinstance(viscous, LearnedFaceValues) and viscous.derivative == 1):
+            learned = isinstance(viscous, LearnedFaceValues)
+            got = f"derivative={viscous.derivative}" if learned else type(viscous).__name__
+            raise ValueError(f"ForcedBurgers: viscous must be None or a LearnedFaceValues with derivative=1, got {got}")
+        self.eta, self.viscous = float(eta), viscous
 
     @property
     def grid(self) -> Grid:
@@ -74,7 +85,12 @@ class ForcedBurgers(AbstractModel):
 
     def rhs(self, t, y, params):
         dx = self.grid.spacing[0]
-        viscous = self.eta * (jnp.roll(y, -1) - 2 * y + jnp.roll(y, 1)) / dx**2
+        if self.viscous is None:
+            viscous = self.eta * (jnp.roll(y, -1) - 2 * y + jnp.roll(y, 1)) / dx**2
+        else:
+            # Periodic ghost cells; the n + 1 faces from the left face of cell 0 to the right face of cell n - 1.
+            gradient = self.viscous.faces(jnp.pad(y, self.viscous.radius, mode="wrap"))[..., 0]
+            viscous = self.eta * (gradient[1:] - gradient[:-1]) / dx**2
         return self.inviscid.rhs(t, y, None) + viscous + self.forcing(t, params).astype(y.dtype)
 
     def check_state(self, y, what: str = "the state") -> None:

@@ -33,14 +33,20 @@ def _average_moments(offsets: np.ndarray, degree: int) -> np.ndarray:
     return ((offsets + 0.5) ** (j + 1) - (offsets - 0.5) ** (j + 1)) / (j + 1)
 
 
-def face_coefficients(stencil: tuple[int, int], degree: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def face_coefficients(
+    stencil: tuple[int, int], degree: int | None = None, *, derivative: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """The affine space of weights `c` with `sum_k c_k ubar_{i+k}` exact at face `i + 1/2` for
     polynomials of degree `<= degree`, `k` from `stencil[0]` to `stencil[1]`: returns `(base, null)`,
     `base` the unique weights exact to the stencil's highest degree (`width - 1`, the standard
     linear scheme on it) and `null` (`width x (width - degree - 1)`, orthonormal columns) a basis
-    of the directions that keep degree `degree` exact. `degree=None` means `width - 1`. Float64
+    of the directions that keep degree `degree` exact. `degree=None` means `width - 1`.
+    `derivative=1`: weights of the first derivative at the face times the cell width `dx` (e.g.
+    `(-1, 1)` on `(0, 1)`, `(1, -15, 15, -1) / 12` on `(-1, 2)`); `null` is the same. Float64
     NumPy arrays; `ValueError` if the stencil is narrower than `degree + 1` cells."""
     lo, hi = _check_stencil("face_coefficients", stencil)
+    if derivative not in (0, 1) or isinstance(derivative, bool):
+        raise ValueError(f"face_coefficients: derivative must be 0 (face values) or 1, got {derivative!r}")
     width = hi - lo + 1
     degree = width - 1 if degree is None else degree
     if isinstance(degree, bool) or not isinstance(degree, (int, np.integer)) or degree < 0:
@@ -52,18 +58,22 @@ def face_coefficients(stencil: tuple[int, int], degree: int | None = None) -> tu
         )
     offsets = np.arange(lo, hi + 1, dtype=np.float64)
     full = _average_moments(offsets, width - 1)
-    face = 0.5 ** np.arange(width)
+    j = np.arange(width)
+    # The value (or derivative) of x**j at the face x = 1/2.
+    face = 0.5**j if derivative == 0 else j * 0.5 ** np.maximum(j - 1, 0)
     base = np.linalg.solve(full, face)
     # The null space of the first degree + 1 constraints: the trailing right singular vectors.
     _, _, vt = np.linalg.svd(_average_moments(offsets, degree))
     return base, vt[degree + 1 :].T.copy()
 
 
-def constrained_net(name: str, net, stencil: tuple[int, int], degree: int, inputs: tuple[int, int], values: int = 1):
-    """`face_coefficients(stencil, degree)` after checking that it leaves freedom to learn and that
-    `net` maps an input window of `inputs` cells to `values` sets of free coefficients; the
-    errors name `name`."""
-    base, null = face_coefficients(stencil, degree)
+def constrained_net(
+    name: str, net, stencil: tuple[int, int], degree: int, inputs: tuple[int, int], values: int = 1, derivative: int = 0
+):
+    """`face_coefficients(stencil, degree, derivative=derivative)` after checking that it leaves
+    freedom to learn and that `net` maps an input window of `inputs` cells to `values` sets of
+    free coefficients; the errors name `name`."""
+    base, null = face_coefficients(stencil, degree, derivative=derivative)
     width, free = null.shape
     if free == 0:
         raise ValueError(

@@ -72,6 +72,7 @@ def split_evaluate(
     fields: PyTree,
     grid: Grid,
     reach: int,
+    out: PyTree | None = None,
 ) -> PyTree:
     """The outputs of `padded(fields, grid)`, assembled from interior and edge strips (see the module docstring).
 
@@ -85,6 +86,10 @@ def split_evaluate(
       it into a single vectorised pass; the strips are then written in place.
     - `fields`: a pytree of arrays whose every axis has the grid's extent or 1 (scalars allowed).
     - `grid`: the (block's) grid; `reach`: how far the update reads along any axis.
+    - `out` (optional): arrays of the outputs' shapes and dtypes whose values are not needed and
+      which `fields` do not hold (e.g. a spare buffer of a loop carry): the results are written
+      over them in place. Without it the interior is placed by `lax.pad` into a new buffer: on
+      XLA:CPU that pass is slower (a bounds test per point) and a loop carry copies the result.
 
     Requires `fits(grid, reach)`. `padded` and `interior` must not close over traced values (pass
     them, e.g. the time, in `fields`). Differentiable (forward and reverse mode: derivatives are
@@ -93,9 +98,13 @@ def split_evaluate(
     """
     shape, ndim = grid.shape, grid.ndim
     width = 2 * reach
-    out = jax.tree_util.tree_map(
-        lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(reach, reach, 0)] * ndim), interior(fields)
-    )
+    if out is None:
+        out = jax.tree_util.tree_map(
+            lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(reach, reach, 0)] * ndim), interior(fields)
+        )
+    else:
+        place = lambda o, a: lax.dynamic_update_slice(o, a.astype(o.dtype), (reach,) * ndim)  # noqa: E731
+        out = jax.tree_util.tree_map(place, out, interior(fields))
     for axis in range(ndim):
         folded = jax.tree_util.tree_map(lambda x, axis=axis: fold(x, axis, width), fields)
         folded_shape = shape[:axis] + (2 * width,) + shape[axis + 1 :]
@@ -118,6 +127,6 @@ def split_evaluate(
 
 @split_evaluate.defjvp
 def _split_evaluate_jvp(padded, interior, grid, reach, primals, tangents):
-    (fields,), (d_fields,) = primals, tangents
-    _, d_out = jax.jvp(lambda f: padded(f, grid), (fields,), (d_fields,))
-    return split_evaluate(padded, interior, fields, grid, reach), d_out
+    (fields, out), (d_fields, _) = primals, tangents
+    _, d_result = jax.jvp(lambda f: padded(f, grid), (fields,), (d_fields,))
+    return split_evaluate(padded, interior, fields, grid, reach, out), d_result

@@ -101,6 +101,16 @@ class AbstractFixedStepMethod(AbstractMethod):
         """The output at `ts[0]` if it is not `output` of the first carry (e.g. `y0` itself), else `None`."""
         return None
 
+    def loop_state(self, model, carry) -> tuple[PyTree, int]:
+        """`(carry, unroll)` for one compiled time loop: the carry as the loop runs it (e.g. with a
+        spare buffer for `advance` to write into) and the steps per loop iteration; `loop_result`
+        undoes the former. Default: the carry as it is and `scan_unroll`."""
+        return carry, self.scan_unroll
+
+    def loop_result(self, model, carry) -> PyTree:
+        """The carry after a time loop, as `start` and `advance` give it (see `loop_state`)."""
+        return carry
+
     # ---- the driver ------------------------------------------------------------------------------
     def check_stable_step(self, model, params, y0=None):
         """`ValueError` if `dt > stable_dt(model, params)` (a concrete limit). A traced limit is
@@ -184,7 +194,6 @@ def _run(method: AbstractFixedStepMethod, model, y0, ts, params, counts, save, t
     t_dtype = jnp.result_type(ts.dtype, float)
     uniform = len(set(counts)) == 1
     n_max = max(counts)
-    unroll = method.scan_unroll
 
     carry = method.start(model, y0, ts[0].astype(t_dtype), prepared)
     given_first = method.initial_output(model, y0, carry, prepared, save)
@@ -197,6 +206,10 @@ def _run(method: AbstractFixedStepMethod, model, y0, ts, params, counts, save, t
 
     def one(carry, t):
         return method.advance(model, carry, t, prepared), None
+
+    def loop(c, times):
+        c, unroll = method.loop_state(model, c)
+        return method.loop_result(model, jax.lax.scan(one, c, times, unroll=unroll)[0])
 
     def steps(carry, t0, n_steps, n_live=None):
         """`n_steps` steps from `t0` (the first `n_live` only, if given), checkpointed in blocks."""
@@ -211,15 +224,15 @@ def _run(method: AbstractFixedStepMethod, model, y0, ts, params, counts, save, t
             return jax.lax.scan(masked, carry, (jnp.arange(n_steps), times))[0]
         block = method.checkpoint
         if block is None or n_steps <= block:
-            return jax.lax.scan(one, carry, times, unroll=unroll)[0]
+            return loop(carry, times)
         n_blocks, rest = divmod(n_steps, block)
 
         @jax.checkpoint
         def run_block(c, tb):
-            return jax.lax.scan(one, c, tb, unroll=unroll)[0], None
+            return loop(c, tb), None
 
         carry = jax.lax.scan(run_block, carry, times[: n_blocks * block].reshape(n_blocks, block))[0]
-        return jax.lax.scan(one, carry, times[n_blocks * block :], unroll=unroll)[0] if rest else carry
+        return loop(carry, times[n_blocks * block :]) if rest else carry
 
     def finite(out):
         # Checked while the output is in cache; x * 0 is 0 unless x is inf or NaN, and a sum is a

@@ -67,8 +67,9 @@ def shot_forward(model, dt: float, checkpoint: int, energy: bool, c, samples, so
         return (state, acc), model.record(state.p)
 
     def block(carry, inputs):
-        out, traces = jax.lax.scan(step, carry, inputs, unroll=Leapfrog.scan_unroll)
-        return out, (traces, carry[0] if keep else None)
+        state, unroll = method.loop_state(model, carry[0])
+        (state, acc), traces = jax.lax.scan(step, (state, carry[1]), inputs, unroll=unroll)
+        return (method.loop_result(model, state), acc), (traces, carry[0] if keep else None)
 
     n = samples.shape[0]
     n_blocks = -(-n // checkpoint)

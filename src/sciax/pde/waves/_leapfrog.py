@@ -8,6 +8,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 from jaxtyping import Array, PyTree
 
 from ..._step_counts import check_checkpoint, check_dt
@@ -82,11 +83,13 @@ class AbstractWaveModel(AbstractFDModel):
 
 
 class LeapfrogState(NamedTuple):
-    """The leapfrog carry: the field now and one step before, and the model's memory variables."""
+    """The leapfrog carry: the field now and one step before, the model's memory variables, and inside
+    a time loop on the one-pass route (`Leapfrog.loop_state`) a spare buffer the next field is written into."""
 
     p: Array
     p_prev: Array
     memory: PyTree
+    spare: Array | None = None
 
 
 class _Fields(NamedTuple):
@@ -115,6 +118,8 @@ class Leapfrog(AbstractFixedStep):
     shifted slices, edge strips from folded blocks), the same values as the halo-padded step;
     XLA:GPU fuses the padded step and is no faster split. Memory variables (CPML) made the
     split step, and full-waveform-inversion gradients, slower than the padded one when measured.
+    Inside each compiled time loop that route carries a third buffer (`loop_state`), which every
+    step overwrites, so no field is copied between steps.
 
     **Arguments:** `dt` (time units); `checkpoint` (steps per recomputed block
     in reverse mode, default 64: memory `~ (steps/64 + 64)` states).
@@ -155,12 +160,27 @@ class Leapfrog(AbstractFixedStep):
         reach = model.leapfrog_reach
         update = lambda f, grid=None: self._update(model, f, grid)  # noqa: E731
         if self._one_pass(model, state.memory, reach):
-            # One pass over memory per step: interior from shifted slices, edge strips from folded blocks.
+            # One pass over memory per step: interior from shifted slices, edge strips from folded blocks,
+            # written over the spare buffer if there is one.
             interior = lambda f: self._update_interior(model, f, reach)  # noqa: E731
-            p_next, memory = split_evaluate(update, interior, fields, model.grid, reach)
+            out = None if state.spare is None else (state.spare, state.memory)
+            p_next, memory = split_evaluate(update, interior, fields, model.grid, reach, out)
         else:
             p_next, memory = update(fields)
-        return LeapfrogState(model.add_source(p_next, t, coefficients.source, self.dt**2), state.p, memory)
+        p_next = model.add_source(p_next, t, coefficients.source, self.dt**2)
+        return LeapfrogState(p_next, state.p, memory, None if state.spare is None else state.p_prev)
+
+    def loop_state(self, model, carry: LeapfrogState) -> tuple[LeapfrogState, int]:
+        if carry.spare is None and self._one_pass(model, carry.memory, model.leapfrog_reach):
+            # A third buffer: each step writes the new field over it (the field two steps back, which no
+            # step reads any more), and three steps bring the buffers back to their places, so the loop
+            # carry is updated in place. With two buffers the new field shares a buffer with one the
+            # step still reads at its edges, and XLA:CPU copies a whole field per step.
+            return carry._replace(spare=jnp.zeros_like(carry.p)), 3
+        return carry, self.scan_unroll
+
+    def loop_result(self, model, carry: LeapfrogState) -> LeapfrogState:
+        return carry._replace(spare=None)
 
     def observe(self, model, state: LeapfrogState, coefficients, save):
         return model.wave_outputs(state.p, (state.p - state.p_prev) / self.dt, save)

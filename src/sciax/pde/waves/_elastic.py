@@ -233,26 +233,19 @@ class ElasticWave(AbstractStaggeredModel):
         """The staggered difference of `u` along `axis`: forward lands on the half points `i + 1/2`
         (reads `i - M + 1 .. i + M`), backward on the points (reads `i - M + 1/2 .. i + M - 1/2`).
 
-        A sum of shifted copies, each filled with zeros (or wrapped) on its own: XLA fuses them into
-        the update that reads the difference, where one padded copy would be stored per field."""
+        Shifted slices of one copy of `u` padded along `axis` (zeros, or wrapped when periodic).
+        Padding each shifted slice on its own instead made XLA:CPU store every one of them at order 8
+        (14 stored copies per stress update; 1000², 100 steps, one core: 4.6 s against 2.0 s)."""
         half, n, h = self.order // 2, u.shape[axis], self.grid.spacing[axis]
         first = 1 - half if forward else -half
+        pad = [(0, 0)] * u.ndim
+        pad[axis] = (-first, first + self.order - 1)
+        padded = jnp.pad(u, pad, mode="wrap" if self.periodic else "constant")
         out = None
         for k, w in enumerate(staggered(1, self.order)):
-            term = float(w / h) * self._shifted(u, axis, first + k, n)
+            term = float(w / h) * jax.lax.slice_in_dim(padded, k, k + n, axis=axis)
             out = term if out is None else out + term
         return out
-
-    def _shifted(self, u, axis: int, s: int, n: int):
-        """`u[i + s]` along `axis`: zero past the edges, or wrapped when periodic."""
-        if self.periodic:
-            return jnp.roll(u, -s, axis)
-        if s == 0:
-            return u
-        pad = [(0, 0), (0, 0)]
-        pad[axis] = (0, s) if s > 0 else (-s, 0)
-        part = jax.lax.slice_in_dim(u, max(s, 0), n + min(s, 0), axis=axis)
-        return jnp.pad(part, pad)
 
     def _derivatives(self, fields, names, memory, cpml):
         """The named derivatives, each stretched by its axis's CPML (`memory` updated) where there is one."""

@@ -176,3 +176,15 @@ def test_lbfgs_first_step_moves_the_velocity_by_the_learning_rate():
     opt = optax.lbfgs(linesearch=None)
     step, _ = opt.update(alpha * grad / scaled.norm, opt.init(x), x)
     assert float(jnp.max(jnp.abs(scaled.scale * step))) == pytest.approx(25.0, rel=1e-12)
+
+
+def test_cosine_schedule_is_optax_cosine_decay():
+    # invert's schedule="cosine" scales Adam's update in iteration k of a band of `count` as
+    # optax.cosine_decay_schedule(learning_rate, count) would set Adam's learning rate.
+    from sciax.pde.seismic._invert import _step_factor
+
+    for count in (1, 5, 12):
+        expected = optax.cosine_decay_schedule(1.0, count)
+        for k in range(count):
+            assert _step_factor("cosine", k, count) == pytest.approx(float(expected(k)), rel=1e-6)
+            assert _step_factor("constant", k, count) == 1.0

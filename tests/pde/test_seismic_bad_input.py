@@ -77,8 +77,12 @@ def test_observed_of_the_wrong_shape_and_unknown_options():
     observed = jnp.zeros((1, 151, 5))
     with pytest.raises(ValueError, match=r'optimizer must be "adam" or "lbfgs", got \'sgd\''):
         S.invert(survey, observed, c0, wavelet, 1e-3, optimizer="sgd")
-    with pytest.raises(ValueError, match=r'band_filter must be "zero-phase" or "causal", got \'linear\''):
+    with pytest.raises(ValueError, match=r'band_filter must be "causal" or "zero-phase", got \'linear\''):
         S.invert(survey, observed, c0, wavelet, 1e-3, band_filter="linear")
+    with pytest.raises(ValueError, match=r"schedule must be one of \['constant', 'cosine'\], got 'linear'"):
+        S.invert(survey, observed, c0, wavelet, 1e-3, schedule="linear")
+    with pytest.raises(ValueError, match=r'schedule=\'cosine\' needs optimizer="adam" .*, got \'lbfgs\''):
+        S.invert(survey, observed, c0, wavelet, 1e-3, schedule="cosine", optimizer="lbfgs")
     with pytest.raises(ValueError, match=r"misfit must be one of \['l2', 'normalized'\], got 'l1'"):
         S.invert(survey, observed, c0, wavelet, 1e-3, misfit="l1")
 

@@ -29,7 +29,11 @@ OBSERVED = S.model_shots(SURVEY, C_TRUE, WAVELET, DT)
 # by notebooks/full_waveform_inversion.ipynb, not here: its compilation alone would take most of the
 # test-time budget.
 def test_inversion_reduces_velocity_error():
-    optimizer, bands, iterations = "adam", (10.0, 20.0, None), (4, 4, 4)
+    # Causal (exact, the default) bands from 20 Hz. The causal filter delays a band by about one
+    # period of its corner (0.14 s at 10 Hz, half of this 0.3 s record): bands 10/20/full with
+    # 4 steps each gave 53.6 -> 48.3 m/s. Measured here: 53.6 -> 30.2 m/s (0.56); with 9 or 10
+    # steps per band, or 18 or 22 m/s: 0.58-0.60.
+    optimizer, bands, iterations = "adam", (20.0, 30.0, None), (8, 8, 8)
     result = S.invert(
         SURVEY,
         OBSERVED,
@@ -50,12 +54,14 @@ def test_inversion_reduces_velocity_error():
     assert last[-1] < 0.5 * last[0], last  # the full band's misfit fell
 
 
-def test_causal_bands_are_fitted_exactly_by_the_true_model():
-    # With the causal band filter the band's wavelet makes the band's data: at the true model the
-    # band's misfit vanishes (float32 round-off); with the zero-phase filter it does not.
-    for f in (8.0, 16.0):
-        data = 0.5 * float(jnp.sum(S.lowpass(OBSERVED, DT, f, axis=-2, causal=True) ** 2))
-        causal = S.invert(SURVEY, OBSERVED, C_TRUE, WAVELET, DT, iterations=1, bands=(f,), band_filter="causal")
-        zero_phase = S.invert(SURVEY, OBSERVED, C_TRUE, WAVELET, DT, iterations=1, bands=(f,))
-        assert causal.misfit[0] < 1e-8 * data, (f, causal.misfit, data)
-        assert zero_phase.misfit[0] > 1e-3 * data, (f, zero_phase.misfit, data)
+def test_every_band_filter_is_fitted_exactly_by_the_true_model():
+    # Both band constructions are exact: at the true model each band's misfit vanishes (float32
+    # round-off). The causal filter (the default) filters the wavelet, which commutes with the
+    # causal modelling; the zero-phase filter reaches before t = 0, so it filters the modelled
+    # seismograms instead (filtering its wavelet leaves a misfit: test_seismic.py).
+    for band_filter in ("causal", "zero-phase"):
+        for f in (8.0, 16.0):
+            data = 0.5 * float(jnp.sum(S.lowpass(OBSERVED, DT, f, axis=-2, causal=band_filter == "causal") ** 2))
+            options = {} if band_filter == "causal" else {"band_filter": band_filter}
+            result = S.invert(SURVEY, OBSERVED, C_TRUE, WAVELET, DT, iterations=1, bands=(f,), **options)
+            assert result.misfit[0] < 1e-8 * data, (band_filter, f, result.misfit, data)

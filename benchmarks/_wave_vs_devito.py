@@ -24,40 +24,81 @@ QUICK = ["2,100,200,2", "2,100,200,8", "2,400,20,2", "2,400,20,8", "3,48,20,8"]
 ONE_CORE_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 
-def run_sciax_cases(cases, repeats: int = 3) -> None:
-    """Time each case with sciax (best of `repeats` after a compiling run) and print `sciax_<case>_s`."""
+def _case_setup(case):
+    """The jitted last-pressure run of one case and its parameters (the same fields as _devito_wave.py)."""
     import jax
     import jax.numpy as jnp
 
     import sciax
 
-    for case in cases:
-        ndim, n, steps, order = (int(x) for x in case.split(","))
-        shape = (n,) * ndim
-        rng = np.random.default_rng(0)  # the same fields as _devito_wave.py
-        c = (1500 + 500 * rng.random(shape)).astype(np.float32)
-        rho = (1000 + 800 * rng.random(shape)).astype(np.float32)
-        model = sciax.pde.AcousticWave(
-            sciax.pde.Grid(shape, (n * H,) * ndim), f0=F0, bc=sciax.pde.Neumann(), order=order
-        )
-        y0 = {"p": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}
-        params = {"c": jnp.asarray(c), "rho": jnp.asarray(rho), "source": jnp.asarray((n // 2,) * ndim)}
-        method = sciax.pde.Leapfrog(DTIME, checkpoint=None)
-        ts = np.array([0, steps]) * DTIME
+    ndim, n, steps, order = (int(x) for x in case.split(","))
+    shape = (n,) * ndim
+    rng = np.random.default_rng(0)
+    c = (1500 + 500 * rng.random(shape)).astype(np.float32)
+    rho = (1000 + 800 * rng.random(shape)).astype(np.float32)
+    model = sciax.pde.AcousticWave(sciax.pde.Grid(shape, (n * H,) * ndim), f0=F0, bc=sciax.pde.Neumann(), order=order)
+    y0 = {"p": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}
+    params = {"c": jnp.asarray(c), "rho": jnp.asarray(rho), "source": jnp.asarray((n // 2,) * ndim)}
+    method = sciax.pde.Leapfrog(DTIME, checkpoint=None)
+    ts = np.array([0, steps]) * DTIME
 
-        def last(params, model=model, y0=y0, ts=ts, method=method):
-            return sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"][-1]
+    def last(params):
+        return sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"][-1]
 
-        run = jax.jit(last)
+    return jax.jit(last), params
+
+
+def _best_time(run, params, repeats: int) -> float:
+    import jax
+
+    jax.block_until_ready(run(params))  # compile
+    best = math.inf
+    for _ in range(repeats):
+        start = time.perf_counter()
         jax.block_until_ready(run(params))
-        best = math.inf
-        for _ in range(repeats):
-            start = time.perf_counter()
-            jax.block_until_ready(run(params))
-            best = min(best, time.perf_counter() - start)
-            if best > 10:  # one run is enough for slow cases
-                break
-        print(f"sciax_s: {best:.4f}", flush=True)
+        best = min(best, time.perf_counter() - start)
+        if best > 10:  # one run is enough for slow cases
+            break
+    return best
+
+
+def run_sciax_cases(cases, repeats: int = 3) -> None:
+    """Time each case with sciax (best of `repeats` after a compiling run) and print `sciax_<case>_s`."""
+    for case in cases:
+        run, params = _case_setup(case)
+        print(f"sciax_s: {_best_time(run, params, repeats):.4f}", flush=True)
+
+
+def _device_copy_bandwidth() -> float:
+    """Bytes per second of a compiled loop of 256 MiB float32 array updates on the default device (one read
+    and one write per element), the practical streaming rate a stencil step is measured against."""
+    import jax
+    import jax.numpy as jnp
+
+    copies = 100
+    x = jnp.ones((8192, 8192), jnp.float32)
+    loop = jax.jit(lambda x: jax.lax.fori_loop(0, copies, lambda i, y: y * np.float32(1.0001), x))
+    return 2 * x.size * 4 * copies / _best_time(loop, x, repeats=5)
+
+
+def gpu_figures(quick: bool) -> None:
+    """Each comparison case with sciax on the default device (a GPU on a GPU session): time and the fraction of
+    the device's streaming bandwidth. A step must at least read p, p_prev, kappa dt^2 and one inverse density
+    per axis and write p_next: (4 + ndim) fields of float32."""
+    import jax
+
+    device = jax.devices()[0]
+    bandwidth = _device_copy_bandwidth()
+    print(f"# sciax on {device.platform} ({device.device_kind}), float32, only the last pressure kept")
+    print(f"device_copy_bandwidth_GBps: {bandwidth / 1e9:.1f}")
+    for case in QUICK if quick else FULL:
+        ndim, n, steps, order = (int(x) for x in case.split(","))
+        seconds = _best_time(*_case_setup(case), repeats=5)
+        traffic = (4 + ndim) * n**ndim * 4 * steps
+        name = f"{ndim}d_{n}_{steps}steps_o{order}"
+        print(f"{device.platform}_sciax_{name}_s: {seconds:.4f}")
+        print(f"{device.platform}_sciax_{name}_Gpoint_steps_per_s: {n**ndim * steps / seconds / 1e9:.2f}")
+        print(f"{device.platform}_bandwidth_fraction_{name}: {traffic / seconds / bandwidth:.3f}", flush=True)
 
 
 def _devito_python(given: str | None) -> str | None:

@@ -1,7 +1,9 @@
 """Acoustic wave benchmark: sciax vs a NumPy loop vs a hand-written lax.scan; stencil bandwidth; FWI memory;
 sciax vs Devito (orders 2, 4, 8; 300^2 x 1,000 and 2000^2 x 100 steps; 200^3 x 100 at order 8).
 
-Run: python benchmarks/fd_wave.py [--quick] [--float64] [--devito-python PYTHON] [--devito-only]
+Run: python benchmarks/fd_wave.py [--quick] [--float64] [--devito-python PYTHON] [--devito-only] [--gpu]
+`--gpu` runs only the comparison cases with sciax on the default device (a GPU on a GPU session) and prints each
+time and its fraction of the device's streaming bandwidth (Devito needs no GPU run).
 Prints `name: value` lines (headers start with '#'). Reports numbers only; asserts nothing.
 
 The Devito comparison (float32, only the last pressure kept) runs each side in its own process, on all
@@ -33,6 +35,7 @@ parser.add_argument("--devito-python", help="interpreter with devito installed (
 parser.add_argument("--devito-only", action="store_true", help="run only the comparison with Devito")
 parser.add_argument("--devito-cases", nargs="+", help='only these comparison cases, each "ndim,n,steps,order"')
 parser.add_argument("--devito-cores", choices=["all", "1", "both"], default="both", help="comparison: cores")
+parser.add_argument("--gpu", action="store_true", help="only the comparison cases on the default device (GPU)")
 parser.add_argument("--sciax-cases", nargs="+", help=argparse.SUPPRESS)  # the comparison's sciax side (subprocess)
 args = parser.parse_args()
 jax.config.update("jax_enable_x64", args.float64 and not args.sciax_cases)
@@ -45,10 +48,12 @@ import sciax  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from tests.pde._fd_reference import reference_wave  # noqa: E402
 
-if args.sciax_cases or args.devito_only:
-    from _wave_vs_devito import compare_with_devito, run_sciax_cases
+if args.sciax_cases or args.devito_only or args.gpu:
+    from _wave_vs_devito import compare_with_devito, gpu_figures, run_sciax_cases
 
-    if args.sciax_cases:
+    if args.gpu:
+        gpu_figures(args.quick)
+    elif args.sciax_cases:
         run_sciax_cases(args.sciax_cases)
     else:
         compare_with_devito(__file__, args.quick, args.devito_python, args.devito_cases, args.devito_cores)

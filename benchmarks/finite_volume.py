@@ -8,7 +8,8 @@ WENO5-Z (component-wise) + HLLC + SSP-RK3 with the CFL step (CFL 0.5).
   and both final states of that short run are compared; sciax is also timed on the whole run.
   The effective bandwidth fraction is the traffic of a minimal implementation of one step (each
   SSP-RK3 stage reads its two input states and writes one, the CFL step reads the state: 9 passes
-  over the state) per measured step time, over the bandwidth of a large NumPy copy in this run.
+  over the state) per measured step time, over the bandwidth of a large copy in this run (NumPy's on a
+  CPU, a compiled device loop on a GPU).
   The arithmetic lines: XLA's operation count per cell update (its cost analysis of the same
   right-hand side, divisions counted apart), the GFLOP/s sciax reaches with it and the GFLOP/s a
   20x speed-up over this run's NumPy would need, against a float64 BLAS matrix product in the run.
@@ -254,7 +255,14 @@ def lax_liu_3(n):
 
 
 def memory_bandwidth():
-    """Bytes per second of a 256 MiB NumPy copy (one read and one write of each byte)."""
+    """Bytes per second of a 256 MiB copy (one read and one write of each byte): NumPy's on a CPU, on a GPU
+    a compiled loop of in-place updates of a device array (the device's streaming rate)."""
+    if jax.default_backend() != "cpu":
+        copies, x = 100, jnp.ones(2**25, jnp.float64 if args.float64 else jnp.float32)
+        loop = jax.jit(lambda x: jax.lax.fori_loop(0, copies, lambda i, y: y * 1.0001, x))
+        jax.block_until_ready(loop(x))
+        seconds, _ = best_of(lambda: jax.block_until_ready(loop(x)), repeats=5)
+        return 2 * x.nbytes * copies / seconds
     src = np.ones(2**25)
     dst = np.empty_like(src)
     best = math.inf
@@ -308,7 +316,7 @@ def run_2d():
     print(f"max_abs_difference_state_2d_short_run: {difference:.3g}")
     print(f"seconds_per_step_sciax_2d: {t_sciax / steps:.4g}")
     print(f"minimal_bytes_per_step_2d: {minimal_bytes:.4g}")
-    print(f"memory_bandwidth_numpy_copy_bytes_per_s: {bandwidth:.4g}")
+    print(f"memory_bandwidth_{jax.default_backend()}_copy_bytes_per_s: {bandwidth:.4g}")
     print(f"effective_bandwidth_fraction_sciax_2d: {effective / bandwidth:.3g}")
     arithmetic_demand(model, params, rate_sciax, rate_numpy)
 

@@ -8,6 +8,9 @@ multiply-adds per point and axis instead of `2 order`, and at order 8 the fused 
 measured 10-20x slower on XLA:CPU than with the face field stored. `lax.optimization_barrier`
 does not help: XLA:CPU removes it before fusion. A conditional is a fusion boundary it keeps,
 so the field goes through one whose predicate is always true but opaque to the compiler.
+XLA:GPU removes that conditional too (seen on an H100, jax 0.11.2: the fused kernel was the same
+with and without it), so on a GPU the field is fused and recomputed: `Leapfrog` takes its split
+step there from order 6 instead (`sciax.pde.waves._leapfrog._split_pays`).
 """
 
 from __future__ import annotations

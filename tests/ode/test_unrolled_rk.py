@@ -105,10 +105,12 @@ def test_jacfwd_and_grad_match_central_differences():
     # Every step checkpointed: reverse mode recomputes nothing, so it differentiates exactly the
     # forward solve (see test_transforms.test_grad_under_vmap for what the default may do).
     every_step = sciax.ode.RecursiveCheckpointAdjoint(checkpoints=4096)
-    forward = jax.jacfwd(lambda x: final(x, sciax.ode.ForwardMode()))(x)
-    reverse = jax.jacrev(lambda x: final(x, every_step))(x)
+    # Each as one compiled program: the two Jacobians, and the solve for the twelve differences.
+    forward = jax.jit(jax.jacfwd(lambda x: final(x, sciax.ode.ForwardMode())))(x)
+    reverse = jax.jit(jax.jacrev(lambda x: final(x, every_step)))(x)
+    value = jax.jit(lambda x: final(x, None))
     eps = 1e-6 * jnp.maximum(jnp.abs(x), 1.0)
-    columns = [(final(x.at[i].add(eps[i]), None) - final(x.at[i].add(-eps[i]), None)) / (2 * eps[i]) for i in range(6)]
+    columns = [(value(x.at[i].add(eps[i])) - value(x.at[i].add(-eps[i]))) / (2 * eps[i]) for i in range(6)]
     central = jnp.stack(columns, axis=-1)
     np.testing.assert_allclose(forward, central, rtol=1e-4, atol=1e-6 * float(jnp.max(jnp.abs(central))))
     np.testing.assert_allclose(reverse, forward, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(forward))))

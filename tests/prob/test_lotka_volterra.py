@@ -32,8 +32,11 @@ def test_lynx_hare_posterior_matches_the_stan_case_study():
     result = sciax.prob.infer(
         model,
         obs,
-        num_warmup=500,
-        num_samples=500,
+        # 4 x 300 draws: bulk ESS > 1100 (measured, both release stacks), so each mean's Monte Carlo standard error
+        # (sd / sqrt(ESS): alpha 0.063 -> 0.0017) is < 1/15 of its tolerance below, which is the case
+        # study's reported precision; R-hat < 1.01 is Stan's criterion once ESS > 400.
+        num_warmup=300,
+        num_samples=300,
         num_chains=4,
         dense_mass=True,
         seed=0,

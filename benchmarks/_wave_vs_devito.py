@@ -9,12 +9,10 @@ kept. sciax runs `AcousticWave(bc=Neumann())` + `Leapfrog`; Devito the same vari
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import subprocess
 import sys
-import time
 
 import numpy as np
 
@@ -49,17 +47,9 @@ def _case_setup(case):
 
 
 def _best_time(run, params, repeats: int) -> float:
-    import jax
+    from _device import best_time  # imports jax: only once the caller has configured it
 
-    jax.block_until_ready(run(params))  # compile
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(run(params))
-        best = min(best, time.perf_counter() - start)
-        if best > 10:  # one run is enough for slow cases
-            break
-    return best
+    return best_time(run, params, repeats=repeats)
 
 
 def run_sciax_cases(cases, repeats: int = 3) -> None:
@@ -69,18 +59,6 @@ def run_sciax_cases(cases, repeats: int = 3) -> None:
         print(f"sciax_s: {_best_time(run, params, repeats):.4f}", flush=True)
 
 
-def _device_copy_bandwidth() -> float:
-    """Bytes per second of a compiled loop of 256 MiB float32 array updates on the default device (one read
-    and one write per element), the practical streaming rate a stencil step is measured against."""
-    import jax
-    import jax.numpy as jnp
-
-    copies = 100
-    x = jnp.ones((8192, 8192), jnp.float32)
-    loop = jax.jit(lambda x: jax.lax.fori_loop(0, copies, lambda i, y: y * np.float32(1.0001), x))
-    return 2 * x.size * 4 * copies / _best_time(loop, x, repeats=5)
-
-
 def gpu_figures(quick: bool) -> None:
     """Each comparison case with sciax on the default device (a GPU on a GPU session): time and the fraction of
     the device's streaming bandwidth. A step must at least read p, p_prev, kappa dt^2 and one inverse density
@@ -88,7 +66,9 @@ def gpu_figures(quick: bool) -> None:
     import jax
 
     device = jax.devices()[0]
-    bandwidth = _device_copy_bandwidth()
+    from _device import device_copy_bandwidth
+
+    bandwidth = device_copy_bandwidth()
     print(f"# sciax on {device.platform} ({device.device_kind}), float32, only the last pressure kept")
     print(f"device_copy_bandwidth_GBps: {bandwidth / 1e9:.1f}")
     for case in QUICK if quick else FULL:

@@ -36,6 +36,7 @@ jax.config.update("jax_enable_x64", args.float64)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _device import device_copy_bandwidth  # noqa: E402
 
 import sciax  # noqa: E402
 from sciax.pde import fv  # noqa: E402
@@ -258,11 +259,7 @@ def memory_bandwidth():
     """Bytes per second of a 256 MiB copy (one read and one write of each byte): NumPy's on a CPU, on a GPU
     a compiled loop of in-place updates of a device array (the device's streaming rate)."""
     if jax.default_backend() != "cpu":
-        copies, x = 100, jnp.ones(2**25, jnp.float64 if args.float64 else jnp.float32)
-        loop = jax.jit(lambda x: jax.lax.fori_loop(0, copies, lambda i, y: y * 1.0001, x))
-        jax.block_until_ready(loop(x))
-        seconds, _ = best_of(lambda: jax.block_until_ready(loop(x)), repeats=5)
-        return 2 * x.nbytes * copies / seconds
+        return device_copy_bandwidth(jnp.float64 if args.float64 else jnp.float32)
     src = np.ones(2**25)
     dst = np.empty_like(src)
     best = math.inf

@@ -10,13 +10,12 @@ import lineax as lx
 import numpy as np
 import pytest
 import scipy.linalg
-from scipy.integrate import solve_ivp
 
 import sciax
 from sciax.ode import simulate_ensemble
 from sciax.ode._bdf_gmres import gmres
 
-from .test_bdf import BRUSS, BRUSS_DIFFUSION, BRUSS_PATTERN, BRUSS_TS, BRUSS_Z0, _bruss_rhs
+from .test_bdf import BRUSS, BRUSS_DIFFUSION, BRUSS_PATTERN, BRUSS_TS, BRUSS_Z0, bruss_radau
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -30,26 +29,8 @@ METHODS = {"block-sparse-lu": SPARSE, "block-gmres": KRYLOV}
 TOL = dict(rtol=1e-9, atol=1e-9)
 
 
-# The reference's right-hand side and Jacobian compiled once for all members (scipy calls them
-# ~10^4 times; op-by-op dispatch made the three references ~40 s).
-_RHS = jax.jit(_bruss_rhs)
-_JAC = jax.jit(jax.jacfwd(_bruss_rhs, argnums=1))
-
-
-@functools.cache
 def _radau(member):
-    alpha = ALPHAS[member]
-    ref = solve_ivp(
-        lambda t, z: np.asarray(_RHS(t, z, alpha)),
-        (0.0, float(BRUSS_TS[-1])),
-        np.asarray(Z0S[member]),
-        method="Radau",
-        rtol=1e-12,
-        atol=1e-12,
-        t_eval=np.asarray(BRUSS_TS),
-        jac=lambda t, z: np.asarray(_JAC(t, z, alpha)),
-    )
-    return ref.y.T
+    return bruss_radau(float(ALPHAS[member]), float(SCALES[member]))
 
 
 @functools.cache

@@ -111,3 +111,21 @@ def test_leapfrog_loop_makes_no_padded_copy():
     lines = text.split(f"\n{body} ", 1)[1].split("\n}", 1)[0].splitlines()
     assert [line for line in lines if f"{full}{{1,0}} fusion(" in line], "loop body not found"
     assert not [line for line in lines if f"{full}{{1,0}} copy(" in line]
+
+
+def test_split_step_rule_follows_the_gpu_measurements():
+    # XLA:CPU always takes the split step; XLA:GPU only where an H100 measured it faster (docs/benchmarks.md,
+    # "On a GPU"): order >= 6 (reach >= 5) on grids of 2^20 points or more.
+    from sciax.pde.waves._leapfrog import _split_pays
+
+    assert all(_split_pays("cpu", reach, points) for reach in (1, 3, 7) for points in (300**2, 2000**2))
+    measured = {  # (reach, points): split step faster on the H100
+        (7, 2000**2): True,  # order 8: 42.1 -> 12.7 ms
+        (5, 2000**2): True,  # order 6: 20.2 -> 11.2 ms
+        (7, 200**3): True,  # 139 -> 44.4 ms
+        (3, 2000**2): False,  # order 4: 8.3 ms padded, 9.5 ms split
+        (1, 2000**2): False,  # order 2: 5.2 ms padded, 7.4 ms split
+        (7, 300**2): False,  # launch-bound: 10.8 ms padded, 21.9 ms split
+    }
+    for (reach, points), faster in measured.items():
+        assert _split_pays("gpu", reach, points) is faster, (reach, points)

@@ -129,3 +129,47 @@ def test_split_step_rule_follows_the_gpu_measurements():
     }
     for (reach, points), faster in measured.items():
         assert _split_pays("gpu", reach, points) is faster, (reach, points)
+
+
+def test_in_place_rule_follows_the_cpu_measurements():
+    # On several CPU cores the step is placed in a new buffer (which XLA:CPU splits over threads) only
+    # where that measured faster on 2 cores on both jax stacks (docs/benchmarks.md, session 20).
+    from sciax.pde.waves._leapfrog import _in_place_pays
+
+    measured = {  # (reach, points): in place as fast or faster on 2 cores
+        (7, 2000**2): False,  # order 8: 2.18 -> 1.67 s (jax 0.10.2), 2.06 -> 1.55 s (0.12.0.1)
+        (5, 2000**2): False,  # order 6: 1.51 -> 1.28 s, 1.67 -> 1.22 s
+        (7, 200**3): False,  # 8.7 -> 7.5 s, 10.5 -> 8.1 s
+        (3, 2000**2): True,  # order 4: 1.3x slower out of place on both
+        (1, 2000**2): True,  # order 2: faster out of place on 0.10.2 only
+        (7, 1000**2): True,  # even
+        (7, 300**2): True,  # slower out of place at every order
+    }
+    for (reach, points), in_place in measured.items():
+        assert _in_place_pays("cpu", reach, points, 2) is in_place, (reach, points)
+        assert _in_place_pays("cpu", reach, points, 1), "one core: always in place"
+        assert _in_place_pays("gpu", reach, points, 16), "the GPU measurements were taken in place"
+
+
+def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
+    # Both loops of the one-pass route (spare buffer written in place, or a new buffer per step) give
+    # the same fields (float64, order 8).
+    import sciax.pde.waves._leapfrog as leapfrog
+
+    n = 40
+    model = W.AcousticWave(W.Grid((n, n), 5.0 * n), f0=25.0, bc=W.Neumann(), order=8)
+    rng = np.random.default_rng(3)
+    y0 = {"p": jnp.zeros((n, n)), "v": jnp.zeros((n, n))}
+    params = {"c": jnp.asarray(1500 + 500 * rng.random((n, n))), "source": jnp.asarray((n // 2, n // 3))}
+    ts = np.array([0, 7, 50]) * 5e-4
+    fields = []
+    # A different `checkpoint` per variant (no effect on the forward run) keeps simulate's cached program apart.
+    for in_place, checkpoint in ((True, None), (False, 64)):
+        monkeypatch.setattr(leapfrog, "_in_place_pays", lambda *a, v=in_place: v)
+        method = W.Leapfrog(5e-4, checkpoint=checkpoint)
+        start = method.init(model, y0, method.prepare(model, params))
+        assert (method.loop_state(model, start)[0].spare is None) is not in_place
+        fields.append(sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"])
+    scale = float(jnp.max(jnp.abs(fields[0])))
+    assert scale > 0
+    assert float(jnp.max(jnp.abs(fields[0] - fields[1]))) <= 1e-13 * scale

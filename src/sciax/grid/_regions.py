@@ -89,7 +89,8 @@ def split_evaluate(
     - `out` (optional): arrays of the outputs' shapes and dtypes whose values are not needed and
       which `fields` do not hold (e.g. a spare buffer of a loop carry): the results are written
       over them in place. Without it the interior is placed by `lax.pad` into a new buffer: on
-      XLA:CPU that pass is slower (a bounds test per point) and a loop carry copies the result.
+      XLA:CPU that pass is slower (a bounds test per point) and a loop carry copies the result,
+      but XLA:CPU may split it over threads, which it never does for an in-place write.
 
     Requires `fits(grid, reach)`. `padded` and `interior` must not close over traced values (pass
     them, e.g. the time, in `fields`). Differentiable (forward and reverse mode: derivatives are

@@ -22,6 +22,19 @@ def is_concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
+def error_if_tied(x, pred, message: str):
+    """`equinox.error_if(x, pred, message)`, with the check made on a scalar that is then added to `x`.
+
+    `error_if` passes its operand through a conditional, and XLA's SPMD partitioner cannot keep a
+    sharded operand sharded there: it gathers the whole array onto one device ("involuntary full
+    rematerialization"), which for a grid sharded because it does not fit on one device is an
+    out-of-memory error. Adding the (zero) scalar keeps `x` where it is; integer arrays, whose
+    `+ 0` XLA may fold away with the check, are passed through `error_if` as they are."""
+    if not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
+        return eqx.error_if(x, pred, message)
+    return x + eqx.error_if(jnp.zeros((), jnp.result_type(x)), pred, message)
+
+
 def check_y0(y0, *, throw: bool = True):
     """Validate the initial state: a non-empty pytree of real floating-point arrays,
     every entry finite. Complex states are refused: diffrax's complex support is
@@ -68,7 +81,7 @@ def _check_finite(leaf, where: str, throw: bool):
     if isinstance(finite, jax.core.Tracer):
         if not throw:
             return leaf
-        return eqx.error_if(leaf, ~finite, f"simulate: {where} contains NaN or inf; the initial state must be finite")
+        return error_if_tied(leaf, ~finite, f"simulate: {where} contains NaN or inf; the initial state must be finite")
     if bool(finite):
         return leaf
     values = np.asarray(leaf)

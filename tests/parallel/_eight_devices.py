@@ -135,6 +135,9 @@ def wave(slab, pencil):
         report(tag, rel(run(sharded, c), run(model, c)))
         if not grad:
             continue
+        # Traced y0 and c (their run-time checks): no whole-grid array in the per-device program.
+        program = jax.jit(lambda cc, y, m=sharded: run(m, cc, y)).lower(c, y0).compile().as_text()
+        print(f"gathers {tag}_fields: {'f64[{},{}]'.format(*shape) in program}", flush=True)
         # Full-waveform-inversion style gradient of a data misfit with respect to the velocity model.
         data = run(model, jnp.ones(shape))
 

@@ -115,6 +115,11 @@ def test_distributed_fft_gathers_nothing(eight):
     assert eight["gathers ns2d"] == "False"
 
 
+def test_sharded_wave_holds_no_whole_field(eight):
+    # The run-time checks of traced inputs (equinox.error_if) once made XLA gather whole fields onto one device.
+    assert eight["gathers wave2d_o8_fields"] == "False"
+
+
 @pytest.mark.parametrize("name", BAD_INPUT)
 def test_bad_input_raises_clearly(eight, name):
     message = eight[f"raises {name}"]

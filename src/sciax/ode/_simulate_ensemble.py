@@ -12,6 +12,7 @@ import numpy as np
 from jaxtyping import Array, ArrayLike, PyTree
 
 from .. import _checks
+from .._checks import error_if_tied
 from .._simulate import simulate
 from .._solution import Solution
 from ._ensemble_bdf import solve_shared_step
@@ -296,7 +297,7 @@ def _solution(model, ys, counts, t_reached, ts, max_steps, throw) -> Solution:
     steps, rejected, status = counts[0], counts[1], counts[2]
     success = status == 0
     if throw:
-        ys = eqx.error_if(
+        ys = error_if_tied(  # ys may be sharded over members: error_if alone would gather it
             ys,
             ~jnp.all(success),
             "simulate_ensemble: a member failed (max_steps used up or the step size collapsed); "

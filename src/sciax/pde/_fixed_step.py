@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PyTree, Real
 
+from .._checks import error_if_tied
 from .._method import AbstractMethod
 from .._solution import Solution
 from .._step_counts import step_counts
@@ -123,7 +124,10 @@ class AbstractFixedStepMethod(AbstractMethod):
             if not self.dt <= float(limit):
                 raise ValueError(self.unstable_message(model, float(limit)))
             return y0
-        return None if y0 is None else eqx.error_if(y0, self.dt > limit, self.unstable_message(model, None))
+        if y0 is None:
+            return None
+        message = self.unstable_message(model, None)
+        return jax.tree_util.tree_map(lambda a: error_if_tied(a, self.dt > limit, message), y0)
 
     def solve(self, model, y0, ts: Real[Array, " T"], params, *, save: Any = None, throw: bool = True) -> Solution:
         """Run from `ts[0]` with steps `dt`, saving at every `ts` (each interval a whole number of steps).

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PyTree, Real
 
+from ..._checks import error_if_tied
 from ..._labels import Labels
 from ..._method import AbstractMethod
 from ..._model import AbstractModel
@@ -46,7 +47,7 @@ def check_positive_field(value, name: str, what: str):
         if not bool(jnp.all(value > 0)):
             raise ValueError(f"{name}: {what} must be > 0 everywhere, got minimum {float(jnp.min(value))!r}")
         return value
-    return eqx.error_if(value, jnp.any(value <= 0), f"{name}: {what} must be > 0 everywhere")
+    return error_if_tied(value, jnp.any(value <= 0), f"{name}: {what} must be > 0 everywhere")
 
 
 class AbstractFDModel(AbstractModel):

@@ -20,6 +20,7 @@ import numpy as np
 from jax import lax
 from jaxtyping import Array, Bool, Float, PyTree
 
+from ..._checks import error_if_tied
 from ..._model import AbstractModel
 from ...grid import (
     AbstractHalo,
@@ -379,7 +380,7 @@ class AbstractFVModel(AbstractModel):
             return y
         ok = self.admissible(self.as_fields(y), params)
         if isinstance(ok, jax.core.Tracer):
-            return eqx.error_if(y, ~jnp.all(ok), f"{type(self).__name__}: {what} needs {self.admissibility}")
+            return error_if_tied(y, ~jnp.all(ok), f"{type(self).__name__}: {what} needs {self.admissibility}")
         ok = np.asarray(ok)
         if not ok.all():
             index = np.unravel_index(int(np.argmin(ok)), ok.shape)

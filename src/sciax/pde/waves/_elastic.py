@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
+from ..._checks import error_if_tied
 from ..._labels import Labels
 from ...grid import CPML, Dirichlet, Grid, Periodic, as_halo, materialize
 from ...grid.stencils import check_order, staggered, symbol_radius
@@ -390,7 +391,7 @@ def _check_bulk(vp, vs):
     """`vs`, after checking the bulk modulus `rho (vp^2 - 4/3 vs^2) > 0`, i.e. `vs < sqrt(3)/2 vp`."""
     bad = vs >= math.sqrt(3) / 2 * vp
     if isinstance(bad, jax.core.Tracer):
-        return eqx.error_if(vs, jnp.any(bad), "ElasticWave: the bulk modulus is not positive (vs >= sqrt(3)/2 vp)")
+        return error_if_tied(vs, jnp.any(bad), "ElasticWave: the bulk modulus is not positive (vs >= sqrt(3)/2 vp)")
     if np.any(bad):
         point = tuple(int(i) for i in np.argwhere(bad)[0])
         raise ValueError(
@@ -406,7 +407,7 @@ def _check_sign(value, what: str, strict: bool):
     relation = "> 0" if strict else ">= 0"
     if isinstance(value, jax.core.Tracer):
         bad = jnp.any(value <= 0) if strict else jnp.any(value < 0)
-        return eqx.error_if(value, bad, f"ElasticWave: {what} must be {relation} everywhere")
+        return error_if_tied(value, bad, f"ElasticWave: {what} must be {relation} everywhere")
     ok = np.all(value > 0) if strict else np.all(value >= 0)
     if not (ok and np.all(np.isfinite(value))):
         raise ValueError(

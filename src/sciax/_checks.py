@@ -28,9 +28,11 @@ def error_if_tied(x, pred, message: str):
     `error_if` passes its operand through a conditional, and XLA's SPMD partitioner cannot keep a
     sharded operand sharded there: it gathers the whole array onto one device ("involuntary full
     rematerialization"), which for a grid sharded because it does not fit on one device is an
-    out-of-memory error. Adding the (zero) scalar keeps `x` where it is; integer arrays, whose
-    `+ 0` XLA may fold away with the check, are passed through `error_if` as they are."""
-    if not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
+    out-of-memory error. Adding the (zero) scalar keeps `x` where it is. Scalars, integer arrays
+    (whose `+ 0` XLA may fold away with the check) and weakly typed arrays (which the sum would make
+    strongly typed, promoting the state they meet) go through `error_if` as they are."""
+    weak = getattr(getattr(x, "aval", None), "weak_type", False)
+    if jnp.ndim(x) == 0 or weak or not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
         return eqx.error_if(x, pred, message)
     return x + eqx.error_if(jnp.zeros((), jnp.result_type(x)), pred, message)
 

@@ -6,7 +6,9 @@ with `sciax.prob.infer`'s defaults otherwise. Each configuration runs in this
 process after one warm-up run (so compile time is mostly shared):
 
 - `diag` vs `dense` mass matrix at rtol 1e-6 (what `docs/choosing.md` quotes);
-- `dense` at rtol 1e-8 and 1e-10: what tighter solves inside NUTS cost.
+- `dense` at rtol 1e-8 and 1e-10: what tighter solves inside NUTS cost;
+- warmup from the Laplace inverse mass matrix (`init_metric="laplace"`) against
+  NumPyro's identity start (the default), with the full and a short (100 draw) warmup.
 
 Metrics per configuration: wall seconds, minimum bulk ESS over the rates, max
 r-hat, mean leapfrog steps per draw, ESS per second.
@@ -29,15 +31,16 @@ import sciax  # noqa: E402
 from sciax import _arviz  # noqa: E402
 
 
-def run(name: str, rtol: float, dense: bool, draws: int, seed: int = 0) -> None:
+def run(name: str, rtol: float, dense: bool, draws: int, seed: int = 0, metric="identity", warmup=None) -> None:
     start = time.perf_counter()
     result = sciax.prob.infer(
         sciax_lv_model(rtol, rtol * 10),
         lv_data(),
-        num_warmup=draws,
+        num_warmup=draws if warmup is None else warmup,
         num_samples=draws,
         num_chains=4,
         dense_mass=dense,
+        init_metric=metric,
         seed=seed,
         log_likelihood=False,
         posterior_predictive=False,
@@ -66,6 +69,9 @@ def main() -> None:
     run("lv_dense_rtol1e-6", 1e-6, True, draws)
     run("lv_dense_rtol1e-8", 1e-8, True, draws)
     run("lv_dense_rtol1e-10", 1e-10, True, draws)
+    run("lv_dense_laplace_start_rtol1e-6", 1e-6, True, draws, metric="laplace")
+    run("lv_dense_warmup100_rtol1e-6", 1e-6, True, draws, warmup=100)
+    run("lv_dense_warmup100_laplace_start_rtol1e-6", 1e-6, True, draws, metric="laplace", warmup=100)
 
 
 if __name__ == "__main__":

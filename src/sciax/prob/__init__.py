@@ -8,7 +8,9 @@ Inference (over NumPyro):
   `NegativeBinomialLikelihood` (noise per observed component);
 - `infer(model, data, method="nuts" | "svi")`: labelled ArviZ results;
   `summary(result)`: r_hat, bulk ESS and divergences; `map_initial_params`:
-  chain starts near the posterior mode (the default for a `SimulationModel`);
+  chain starts near the posterior mode (the default for a `SimulationModel`),
+  `map_starts_and_metric`: those starts and the Laplace inverse mass matrix
+  that NUTS's warmup starts from;
 - `least_squares(model, y0, ts, data, params0)`: a Levenberg–Marquardt point fit
   with Gauss–Newton standard errors, before (or instead of) Bayes;
 - `load_lynx_hare()`: the Hudson's Bay Company lynx-hare table.
@@ -33,7 +35,7 @@ from ._likelihood import (
     PoissonLikelihood,
 )
 from ._local import local_sensitivity
-from ._map_init import map_initial_params
+from ._map_init import map_initial_params, map_starts_and_metric
 from ._morris import morris
 from ._saltelli import saltelli_design
 from ._simulation_model import SimulationModel
@@ -52,6 +54,7 @@ __all__ = [
     "least_squares",
     "LeastSquaresResult",
     "map_initial_params",
+    "map_starts_and_metric",
     "summary",
     "ConvergenceWarning",
     "ConvergenceError",

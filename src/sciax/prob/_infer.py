@@ -15,7 +15,7 @@ from numpyro.infer import MCMC, NUTS, Predictive
 from numpyro.infer import log_likelihood as pointwise_log_likelihood
 
 from .._arviz import dataset, inference_data
-from ._map_init import map_initial_params, unconstrained_template
+from ._map_init import map_initial_params, map_starts_and_metric, unconstrained_template
 from ._nuts_program import STATS as _STATS
 from ._nuts_program import lower_nuts_program, run_nuts_program
 from ._simulation_model import SimulationModel
@@ -38,6 +38,7 @@ def infer(
     max_tree_depth: int = 10,
     dense_mass: bool | None = None,
     init_strategy: Callable | Literal["map"] | None = None,
+    init_metric: Literal["laplace", "identity"] = "identity",
     guide: Any = None,
     num_steps: int = 2000,
     learning_rate: float | Callable = 0.05,
@@ -72,6 +73,16 @@ def infer(
       strategy (`init_to_uniform`: dispersed starts, for multimodal posteriors;
       `init_to_sample`: prior draws). Default: `"map"` for a `SimulationModel`,
       `init_to_uniform` otherwise.
+      `init_metric`: where warmup's mass matrix starts. `"identity"` (default):
+      NumPyro's unit matrix. `"laplace"` (with `"map"` starts and `dense_mass` a
+      bool): the Laplace approximation's inverse mass matrix at the mode (see
+      `sciax.prob.map_starts_and_metric`; its diagonal when `dense_mass=False`).
+      Warmup adapts either; the choice matters for the first window, which on a
+      narrow, correlated ODE posterior and a short warmup otherwise runs with a
+      tiny step and trees of hundreds of leapfrog steps (the delayed-SEIR fit of
+      `notebooks/dae_and_delay_equations.ipynb`, 100 + 100 draws: half the sampling
+      time, higher ESS). With a long warmup (Lotka–Volterra, 4 x (300 + 300)) it
+      changes neither the cost nor the ESS measurably.
       With `"map"` starts, vectorised chains and no progress bar, NumPyro's NUTS
       kernels run as one compiled program (initialisation, warmup, sampling and
       constraining together), which saves the op-by-op initialisation of
@@ -118,6 +129,8 @@ def infer(
             raise ValueError(f"infer: {name} must be a positive integer, got {value!r}")
     if not isinstance(num_warmup, (int, np.integer)) or num_warmup < 0:
         raise ValueError(f"infer: num_warmup must be a non-negative integer, got {num_warmup!r}")
+    if init_metric not in ("laplace", "identity"):
+        raise ValueError(f"infer: init_metric must be 'laplace' or 'identity', got {init_metric!r}")
     if dense_mass is None:
         dense_mass = default_dense_mass(model, args, kwargs)
     key_run, key_predict = jax.random.split(jax.random.PRNGKey(seed))
@@ -136,6 +149,7 @@ def infer(
             max_tree_depth,
             dense_mass,
             init_strategy,
+            init_metric,
             progress_bar,
         )
         stats_dims = ("chain", "draw")
@@ -221,13 +235,14 @@ def _run_nuts(
     max_tree_depth,
     dense_mass,
     init_strategy,
+    init_metric,
     progress_bar,
 ):
     if chain_method is None:
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "vectorized"
     if init_strategy is None:
         init_strategy = "map" if isinstance(model, SimulationModel) else numpyro.infer.init_to_uniform
-    init_params = None
+    init_params = inverse_mass = None
     if isinstance(init_strategy, str):
         if init_strategy != "map":
             raise ValueError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
@@ -240,8 +255,8 @@ def _run_nuts(
                 target_accept_prob=target_accept_prob,
                 max_tree_depth=max_tree_depth,
             )
-            return _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings)
-        init_params = map_initial_params(model, args, kwargs, key_init, num_chains)
+            return _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings, init_metric)
+        init_params, inverse_mass = _map_starts(model, args, kwargs, key_init, num_chains, dense_mass, init_metric)
         init_strategy = numpyro.infer.init_to_uniform
     elif not callable(init_strategy):
         raise TypeError(f"infer: init_strategy must be 'map' or a numpyro init strategy, got {init_strategy!r}")
@@ -250,6 +265,7 @@ def _run_nuts(
         target_accept_prob=target_accept_prob,
         max_tree_depth=max_tree_depth,
         dense_mass=dense_mass,
+        inverse_mass_matrix=inverse_mass,
         init_strategy=init_strategy,
     )
     mcmc = MCMC(
@@ -270,7 +286,14 @@ def _run_nuts(
     return posterior, stats
 
 
-def _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings):
+def _map_starts(model, args, kwargs, key, num_chains, dense_mass, init_metric):
+    """Starts near the mode and, for one mass-matrix block (`dense_mass` a bool), the Laplace inverse mass matrix."""
+    if isinstance(dense_mass, bool) and init_metric == "laplace":
+        return map_starts_and_metric(model, args, kwargs, key, num_chains, dense=dense_mass)
+    return map_initial_params(model, args, kwargs, key, num_chains), None
+
+
+def _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings, init_metric):
     """Vectorised chains from "map" starts as one compiled program (see `_nuts_program`).
 
     The program needs only the shapes of the starting points, so XLA compiles it on a
@@ -281,9 +304,11 @@ def _run_nuts_program(model, args, kwargs, key, key_init, num_chains, settings):
     lowered = lower_nuts_program(model, args, kwargs, template, key, num_chains, **settings)
     with ThreadPoolExecutor(max_workers=1) as pool:
         compiling = pool.submit(lowered.compile)
-        init_params = map_initial_params(model, args, kwargs, key_init, num_chains)
+        init_params, inverse_mass = _map_starts(
+            model, args, kwargs, key_init, num_chains, settings["dense_mass"], init_metric
+        )
         compiled = compiling.result()
-    return run_nuts_program(compiled, init_params, key)
+    return run_nuts_program(compiled, init_params, key, inverse_mass)
 
 
 def _run_svi(model, args, kwargs, key, num_samples, **settings):

@@ -61,6 +61,43 @@ def map_initial_params(
     log-density gradients, against ~56,000 for 4 chains x 2,000 NUTS iterations
     at 7 leapfrog steps each.
     """
+    starts, _ = _map_starts(model, args, kwargs, key, num_chains, num_starts, max_iterations, jitter, metric=None)
+    return starts
+
+
+def map_starts_and_metric(
+    model: Callable,
+    args: tuple,
+    kwargs: dict,
+    key: PRNGKeyArray,
+    num_chains: int,
+    *,
+    dense: bool,
+    num_starts: int = 16,
+    max_iterations: int = 200,
+    jitter: float = 0.1,
+) -> tuple[PyTree[Array], np.ndarray | None]:
+    """`map_initial_params`' starts and the Laplace approximation's inverse mass matrix at their centre.
+
+    The inverse mass matrix is the inverse of the potential's Hessian at the best
+    optimum (the posterior covariance of the Laplace approximation, unconstrained
+    space, `ravel_pytree`'s layout: sites sorted by name), or its diagonal when
+    `dense=False`; `None` where the Hessian is not finite and positive definite
+    (NUTS then starts from NumPyro's identity). The Hessian is central differences
+    of the compiled gradient: `2 d` more gradients for `d` latent dimensions.
+
+    Why: NUTS adapts its mass matrix only after its first warmup window; until then it
+    explores the unit metric, and an ODE posterior narrowed by plenty of data
+    (standard deviations ~1e-2 in log rates, strongly correlated) needs a tiny step
+    size and trees of hundreds of leapfrog steps there. Starting from the local
+    covariance makes those early trees as short as the adapted ones.
+    """
+    return _map_starts(
+        model, args, kwargs, key, num_chains, num_starts, max_iterations, jitter, metric="dense" if dense else "diag"
+    )
+
+
+def _map_starts(model, args, kwargs, key, num_chains, num_starts, max_iterations, jitter, metric):
     # Random numbers by NumPy, seeded from the key: jax's eager random ops would each compile.
     rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist())
     template = unconstrained_template(model, args, kwargs)
@@ -86,7 +123,31 @@ def map_initial_params(
         if np.isfinite(result.fun) and result.fun < best_value:
             best_value, centre = result.fun, result.x
     chains = centre + rng.uniform(-jitter, jitter, (num_chains, flat_template.size))
-    return _unravel_rows(template, chains.astype(dtype))
+    inverse_mass = None
+    if metric is not None and np.isfinite(best_value):
+        gradient = lambda x: np.asarray(value_and_grad(jnp.asarray(x, dtype))[1], np.float64)  # noqa: E731
+        inverse_mass = _laplace_inverse_mass(gradient, centre, dtype, dense=metric == "dense")
+    return _unravel_rows(template, chains.astype(dtype)), inverse_mass
+
+
+def _laplace_inverse_mass(grad, centre: np.ndarray, dtype, dense: bool) -> np.ndarray | None:
+    """Inverse of the central-difference Hessian of the potential at `centre`; `None` unless positive definite."""
+    # Step ~ eps^(1/3): balances the truncation and round-off errors of a central difference.
+    steps = np.finfo(dtype).eps ** (1 / 3) * np.maximum(1.0, np.abs(centre))
+    columns = []
+    for i, h in enumerate(steps):
+        shift = np.zeros_like(centre)
+        shift[i] = h
+        columns.append((grad(centre + shift) - grad(centre - shift)) / (2 * h))
+    hessian = np.asarray(columns)
+    hessian = 0.5 * (hessian + hessian.T)
+    if not np.all(np.isfinite(hessian)):
+        return None
+    eigenvalues, vectors = np.linalg.eigh(hessian)
+    if eigenvalues[0] <= 0:
+        return None
+    covariance = (vectors / eigenvalues) @ vectors.T
+    return (covariance if dense else np.diag(covariance)).astype(dtype)
 
 
 def _unravel_rows(template: dict, rows: np.ndarray) -> dict[str, Array]:
@@ -117,4 +178,4 @@ def unconstrained_template(model: Callable, args: tuple, kwargs: dict) -> dict[s
     return {name: jnp.zeros(s.shape, s.dtype) for name, s in shapes.items()}
 
 
-__all__ = ["map_initial_params"]
+__all__ = ["map_initial_params", "map_starts_and_metric"]

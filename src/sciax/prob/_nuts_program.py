@@ -56,25 +56,41 @@ def lower_nuts_program(
 
     `template` holds one chain's unconstrained latent values (shapes and dtypes only
     matter), so the program can compile while the starting points are still being
-    sought (`infer` overlaps the two).
+    sought (`infer` overlaps the two). With `dense_mass` a bool the program takes
+    the initial inverse mass matrix as an argument (one block over all sites: a
+    `(d, d)` matrix, or the `(d,)` diagonal); with a list of blocks, NumPyro's
+    identity start.
     """
+    metric = None
     if isinstance(dense_mass, bool):
+        size = sum(int(np.prod(jnp.shape(v))) for v in template.values())
+        dtype = jnp.result_type(*template.values())
+        metric = jax.ShapeDtypeStruct((size, size) if dense_mass else (size,), dtype)
         # NumPyro's NUTS turns `True` into one block over all sites, sorted by name.
         dense_mass = [tuple(sorted(template))] if dense_mass else []
     program = _program(model, args, kwargs, num_warmup, num_samples, dense_mass, target_accept_prob, max_tree_depth)
     starts = {k: jax.ShapeDtypeStruct((num_chains,) + jnp.shape(v), jnp.result_type(v)) for k, v in template.items()}
-    return program.lower(starts, jax.random.split(key, num_chains))
+    return program.lower(starts, jax.random.split(key, num_chains), metric)
 
 
-def run_nuts_program(compiled: Callable, init_params: PyTree, key: PRNGKeyArray) -> tuple[dict, dict]:
+def run_nuts_program(
+    compiled: Callable, init_params: PyTree, key: PRNGKeyArray, inverse_mass: Array | None = None
+) -> tuple[dict, dict]:
     """Run a compiled program from `init_params` (unconstrained, leading axis = chains).
+
+    `inverse_mass`: the initial inverse mass matrix of a program lowered with a bool
+    `dense_mass` (`None`: the identity).
 
     Returns `(posterior, stats)`: constrained latent and deterministic sites with
     leading axes `(chain, draw)`, and the sample statistics named as in `STATS`
     (`lp` is the log density, i.e. minus NumPyro's potential energy).
     """
     num_chains = int(jax.tree_util.tree_leaves(init_params)[0].shape[0])
-    posterior, stats = compiled(init_params, jax.random.split(key, num_chains))
+    metric = compiled.in_avals[0][2]
+    if metric is not None and inverse_mass is None:
+        shape, dtype = metric.shape, metric.dtype
+        inverse_mass = jnp.eye(shape[0], dtype=dtype) if len(shape) == 2 else jnp.ones(shape, dtype)
+    posterior, stats = compiled(init_params, jax.random.split(key, num_chains), inverse_mass)
     posterior = {k: np.asarray(v) for k, v in posterior.items()}
     stats = {STATS[k]: np.asarray(v) for k, v in stats.items()}
     stats["lp"] = -stats["lp"]
@@ -85,14 +101,16 @@ def _program(model, args, kwargs, num_warmup, num_samples, dense_mass, target_ac
     # The data are closed over (constants), as NumPyro's MCMC does without jit_model_args:
     # models may use non-array arguments statically.
     @jax.jit
-    def program(init_params, keys):
+    def program(init_params, keys, inverse_mass):
         potential = partial(potential_energy, model, args, kwargs)
         init_kernel, sample_kernel = hmc(potential_fn=potential, algo="NUTS")
+        blocks = None if inverse_mass is None else {tuple(sorted(init_params)): inverse_mass}
 
         def init(z0, key):
             return init_kernel(
                 z0,
                 num_warmup,
+                inverse_mass_matrix=blocks,
                 dense_mass=dense_mass,
                 target_accept_prob=target_accept_prob,
                 max_tree_depth=max_tree_depth,

@@ -88,7 +88,7 @@ def map_starts_and_metric(
 
     Why: NUTS adapts its mass matrix only after its first warmup window; until then it
     explores the unit metric, and an ODE posterior narrowed by plenty of data
-    (standard deviations ~1e-2 in log rates, strongly correlated) needs a tiny step
+    (standard deviations ~3e-2 in log rates, strongly correlated) needs a tiny step
     size and trees of hundreds of leapfrog steps there. Starting from the local
     covariance makes those early trees as short as the adapted ones.
     """

@@ -75,6 +75,19 @@ def test_bad_init_strategy():
         sciax.prob.infer(decay_model(), OBS, num_warmup=1, num_samples=1, init_strategy=3)
     with pytest.raises(ValueError, match=r"init_metric must be 'laplace' or 'identity', got 'unit'"):
         sciax.prob.infer(decay_model(), OBS, num_warmup=1, num_samples=1, init_metric="unit")
+    with pytest.raises(ValueError, match=r"init_metric='laplace' needs init_strategy='map'.*init_to_median"):
+        sciax.prob.infer(
+            decay_model(),
+            OBS,
+            num_warmup=1,
+            num_samples=1,
+            init_metric="laplace",
+            init_strategy=numpyro.infer.init_to_median(),
+        )
+    with pytest.raises(ValueError, match=r"init_metric='laplace' needs.*dense_mass=\[\('k',\)\]"):
+        sciax.prob.infer(decay_model(), OBS, num_warmup=1, num_samples=1, init_metric="laplace", dense_mass=[("k",)])
+    with pytest.raises(ValueError, match=r"method='svi' has none"):
+        sciax.prob.infer(decay_model(), OBS, method="svi", num_steps=1, init_metric="laplace")
 
 
 def test_discrete_latent_site_is_refused():
@@ -126,6 +139,7 @@ def test_infer_from_the_laplace_metric_samples_the_gaussian_posterior(chain_meth
         num_chains=2,
         chain_method=chain_method,
         dense_mass=True,
+        init_strategy="map",  # a plain NumPyro model starts from init_to_uniform by default
         init_metric="laplace",
         seed=2,
     )

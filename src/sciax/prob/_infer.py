@@ -131,6 +131,8 @@ def infer(
         raise ValueError(f"infer: num_warmup must be a non-negative integer, got {num_warmup!r}")
     if init_metric not in ("laplace", "identity"):
         raise ValueError(f"infer: init_metric must be 'laplace' or 'identity', got {init_metric!r}")
+    if init_metric == "laplace" and method != "nuts":
+        raise ValueError(f"infer: init_metric='laplace' sets NUTS's warmup; method={method!r} has none")
     if dense_mass is None:
         dense_mass = default_dense_mass(model, args, kwargs)
     key_run, key_predict = jax.random.split(jax.random.PRNGKey(seed))
@@ -242,6 +244,12 @@ def _run_nuts(
         chain_method = "parallel" if jax.local_device_count() >= num_chains > 1 else "vectorized"
     if init_strategy is None:
         init_strategy = "map" if isinstance(model, SimulationModel) else numpyro.infer.init_to_uniform
+    if init_metric == "laplace" and not (init_strategy == "map" and isinstance(dense_mass, bool)):
+        raise ValueError(
+            "infer: init_metric='laplace' needs init_strategy='map' (the mode it is taken at) and dense_mass True, "
+            f"False or None (one block over all sites), got init_strategy={init_strategy!r}, "
+            f"dense_mass={dense_mass!r}"
+        )
     init_params = inverse_mass = None
     if isinstance(init_strategy, str):
         if init_strategy != "map":
@@ -288,7 +296,7 @@ def _run_nuts(
 
 def _map_starts(model, args, kwargs, key, num_chains, dense_mass, init_metric):
     """Starts near the mode and, for one mass-matrix block (`dense_mass` a bool), the Laplace inverse mass matrix."""
-    if isinstance(dense_mass, bool) and init_metric == "laplace":
+    if init_metric == "laplace":
         return map_starts_and_metric(model, args, kwargs, key, num_chains, dense=dense_mass)
     return map_initial_params(model, args, kwargs, key, num_chains), None
 

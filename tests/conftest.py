@@ -1,7 +1,11 @@
 """Accuracy tests run in float64; compiled functions are shared through module-level caches."""
 
-import jax
-import pytest
+from tests._xla_flags import add_to_environment
+
+add_to_environment()  # before any test starts the XLA backend
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 

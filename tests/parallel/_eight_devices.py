@@ -6,16 +6,15 @@ Run as `python -m tests.parallel._eight_devices` with
 `raises NAME: ExceptionType: message`, and `done` at the end.
 """
 
-import os
 import sys
 import time
 
+from tests._xla_flags import add_to_environment
+
 # XLA compilation is most of this script's CPU time (about 40 programs, each run a few dozen steps on
-# small grids); LLVM's optimisation passes are skipped. The checks compare a sharded program with the
-# single-device one, both compiled the same way, so the claims are the same.
-os.environ["XLA_FLAGS"] = (
-    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8 --xla_backend_optimization_level=0"
-)
+# small grids), so it compiles cheaply as the rest of the suite does. The checks compare a sharded
+# program with the single-device one, both compiled the same way, so the claims are the same.
+add_to_environment("--xla_force_host_platform_device_count=8")
 
 import jax  # noqa: E402
 

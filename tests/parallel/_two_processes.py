@@ -6,10 +6,11 @@ both processes must equal the single-process, single-device run. Prints
 `error two_processes: ...` on every process.
 """
 
-import os
 import sys
 
-os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2"
+from tests._xla_flags import add_to_environment
+
+add_to_environment("--xla_force_host_platform_device_count=2")
 
 import jax  # noqa: E402
 

@@ -47,18 +47,24 @@ def test_cnab2_carries_its_history_across_uneven_intervals():
     assert int(uneven.stats["num_rhs_evals"]) == 6 + 1
 
 
-def test_imex_split_drives_kencarp():
-    # Same semi-discretisation (16 points), two independent time integrators.
+@pytest.mark.parametrize("tol", [1e-8, 1e-11])
+def test_imex_split_drives_kencarp(tol):
+    # Same semi-discretisation (16 points), two independent time integrators. ETDRK4 at
+    # dt = 0.01 is converged to ~1e-15 here (halving dt changes it by less), so the
+    # difference is KenCarp4's own global error, which follows its tolerance.
     g = pde.Grid(16, 2 * np.pi)
     (x,) = g.coords()
     model = spectral.burgers(g)
     u0 = jnp.asarray(burgers_cole_hopf(x, 0.0, NU))
     ts = jnp.array([0.0, 0.5])
-    kencarp = sciax.simulate(model, u0, ts, {"nu": NU}, method=sciax.ode.KenCarp4(), rtol=1e-8, atol=1e-8)
+    kencarp = sciax.simulate(model, u0, ts, {"nu": NU}, method=sciax.ode.KenCarp4(), rtol=tol, atol=tol)
     etd = sciax.simulate(model, u0, ts, {"nu": NU}, method=pde.ETDRK4(dt=0.01))
-    # ETDRK4 at dt = 0.01 is converged to ~1e-15 here (halving dt changes it by less),
-    # so the difference is KenCarp4's own global error at rtol = atol = 1e-8.
-    np.testing.assert_allclose(np.asarray(kencarp.ys[-1]), np.asarray(etd.ys[-1]), rtol=0, atol=1e-11)
+    error = np.abs(np.asarray(kencarp.ys[-1]) - np.asarray(etd.ys[-1])).max()
+    assert 0.05 * tol < error < 3 * tol, (tol, error)
+    # The implicit stage equation is linear, so each chord iteration ends at round-off; that
+    # must count as converged (it once counted as divergence: 1,269 steps, 745 rejected).
+    assert int(kencarp.stats["num_rejected_steps"]) <= 2, kencarp.stats
+    assert int(kencarp.stats["num_steps"]) < (10 if tol == 1e-8 else 60), kencarp.stats
 
 
 @pytest.mark.parametrize("cls", [pde.ETDRK4, pde.IFRK4, pde.CNAB2])

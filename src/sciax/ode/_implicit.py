@@ -7,16 +7,18 @@ from typing import ClassVar
 import diffrax
 import optimistix as optx
 
+from ._chord import adaptive_root_finder
 from ._diffrax_method import AbstractDiffraxMethod
 
 
 def _root_finder(rtol, atol, adaptive):
     # Adaptive: diffrax's chord iteration takes its tolerances from the step-size
-    # controller, and a failed iteration just rejects the step. Fixed step: nothing
+    # controller, and a failed iteration just rejects the step (`RoundoffChord`: one
+    # that stops at round-off instead of calling it divergence). Fixed step: nothing
     # can be rejected, so use full Newton (robust at large steps) with the simulate
     # tolerances.
     if adaptive:
-        return {}
+        return {"root_finder": adaptive_root_finder()}
     return {"root_finder": optx.Newton(rtol=rtol, atol=atol)}
 
 

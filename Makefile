@@ -16,9 +16,10 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed
+# One resolve for sciax and its test extra (it also satisfies `demo`).
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@touch $@
+	@touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed
 	$(BIN)/sciax demo

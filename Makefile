@@ -26,12 +26,13 @@ demo: $(VENV)/.installed
 
 # pytest exits 5 when it collects no tests; make treats any non-zero exit as failure.
 # Two workers (CI has 2 cores); whole files per worker so module-level compiled
-# functions are shared by the tests that use them.
+# functions are shared by the tests that use them; in tests/conftest.py's order,
+# longest files first (xdist's own reordering, by test count, is turned off).
 test: $(VENV)/.installed-test
 	$(BIN)/python --version
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=15
+	$(BIN)/python -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=15
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/ode_ensemble.py

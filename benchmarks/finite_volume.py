@@ -10,20 +10,22 @@ WENO5-Z (component-wise) + HLLC + SSP-RK3 with the CFL step (CFL 0.5).
   SSP-RK3 stage reads its two input states and writes one, the CFL step reads the state: 9 passes
   over the state) per measured step time, over the bandwidth of a large copy in this run (NumPy's on a
   CPU, a compiled device loop on a GPU).
+  On a CPU with several cores the 2-D run is also timed sharded over one XLA host device per core
+  (`sciax.parallel.shard` over a slab mesh; XLA:CPU runs a single device's step on one thread, see
+  docs/benchmarks.md), and its final state is compared with the single-device one.
   The arithmetic lines: XLA's operation count per cell update (its cost analysis of the same
   right-hand side, divisions counted apart), the GFLOP/s sciax reaches with it and the GFLOP/s a
   20x speed-up over this run's NumPy would need, against a float64 BLAS matrix product in the run.
 
-Run: python benchmarks/finite_volume.py [--quick] [--float64] [--only 1d|2d] [--breakdown]
+Run: python benchmarks/finite_volume.py [--quick] [--float64] [--only 1d|2d] [--breakdown] [--host-devices K]
 Prints `name: value` lines (headers start with '#'). Reports numbers only; asserts nothing.
 The NumPy scheme leaves out sciax's positivity fallback, which these problems never trigger.
 """
 
 import argparse
 import math
+import os
 import time
-
-import jax
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
@@ -31,7 +33,18 @@ parser.add_argument("--float64", action="store_true")
 parser.add_argument("--only", choices=("1d", "2d"), help="run one of the two comparisons")
 parser.add_argument("--numpy-steps", type=int, default=10, help="2-D: steps NumPy is timed on")
 parser.add_argument("--breakdown", action="store_true", help="2-D: time variants of one right-hand side instead")
+parser.add_argument(
+    "--host-devices",
+    type=int,
+    default=len(os.sched_getaffinity(0)),
+    help="2-D: XLA CPU devices for the sharded run (default: the cores this process may use; 1: no sharded run)",
+)
 args = parser.parse_args()
+
+import jax  # noqa: E402
+
+if args.host_devices > 1:  # before JAX starts its CPU backend; GPU runs are unaffected
+    jax.config.update("jax_num_cpu_devices", args.host_devices)
 jax.config.update("jax_enable_x64", args.float64)
 
 import jax.numpy as jnp  # noqa: E402
@@ -39,6 +52,7 @@ import numpy as np  # noqa: E402
 from _device import device_copy_bandwidth  # noqa: E402
 
 import sciax  # noqa: E402
+from sciax import parallel  # noqa: E402
 from sciax.pde import fv  # noqa: E402
 
 N = 400 if args.quick else 4000
@@ -220,7 +234,7 @@ def run_1d():
     y0 = jnp.asarray(sod(N))
     ts = jnp.array([0.0, T], DT)
     run = jax.jit(lambda y: sciax.simulate(model, y, ts, {"gamma": GAMMA}, method=fv.SSPRK3(CFL)))
-    run(y0)  # compile
+    jax.block_until_ready(run(y0))  # compile, and wait: the first timed run must not include this one
     t_sciax, sol = best_of(lambda: run(y0))
     steps = int(sol.stats["num_steps"])
     t_numpy, (u_np, steps_np) = best_of(lambda: np_solve(sod(N), T), repeats=1 if not args.quick else 3)
@@ -287,7 +301,7 @@ def run_2d():
 
     run = jax.jit(lambda y, ts: sciax.simulate(model, y, ts, params, method=fv.SSPRK3(CFL)))
     ts_long, ts_short = jnp.array([0.0, t_end], DT), jnp.array([0.0, t_short], DT)
-    run(y0, ts_short)  # compile (t_end is traced: one executable for both runs)
+    jax.block_until_ready(run(y0, ts_short))  # compile (t_end is traced: one executable for both runs)
     t_sciax, sol = best_of(lambda: run(y0, ts_long), repeats=1 if not args.quick else 3)
     steps = int(sol.stats["num_steps"])
     t_sciax_short, short = best_of(lambda: run(y0, ts_short), repeats=3)
@@ -316,6 +330,25 @@ def run_2d():
     print(f"memory_bandwidth_{jax.default_backend()}_copy_bytes_per_s: {bandwidth:.4g}")
     print(f"effective_bandwidth_fraction_sciax_2d: {effective / bandwidth:.3g}")
     arithmetic_demand(model, params, rate_sciax, rate_numpy)
+    if jax.default_backend() == "cpu" and jax.device_count() > 1:
+        sharded_2d(model, params, y0, ts_long, sol, rate_numpy)
+
+
+def sharded_2d(model, params, y0, ts, single, rate_numpy):
+    """The same run sharded along x over every XLA CPU device (`--host-devices`), against the single-device run
+    `single` and this run's NumPy rate."""
+    sharded = parallel.shard(model, parallel.make_mesh("slab"))
+    run = jax.jit(lambda y: sciax.simulate(sharded, y, ts, params, method=fv.SSPRK3(CFL)))  # ts closed over
+    jax.block_until_ready(run(y0))  # compile, and wait: the first timed run must not include this one
+    t_sharded, sol = best_of(lambda: run(y0), repeats=1 if not args.quick else 3)
+    steps = int(sol.stats["num_steps"])
+    rate = y0[0].size * steps / t_sharded
+    difference = float(jnp.max(jnp.abs(sol.ys[-1] - single.ys[-1])))
+    print(f"# the same run sharded along x over {jax.device_count()} XLA CPU devices (sciax.parallel.shard, slab mesh)")
+    print(f"steps_sciax_2d_sharded: {steps}")
+    print(f"cell_updates_per_s_sciax_2d_sharded: {rate:.4g}")
+    print(f"speedup_sciax_sharded_over_numpy_2d: {rate / rate_numpy:.3g}")
+    print(f"max_abs_difference_sharded_vs_single_device_2d: {difference:.3g}")
 
 
 def _dgemm_flops():

@@ -80,7 +80,7 @@ class Euler(AbstractFVModel):
     centre) or 3 (Gauss-Legendre nodes across each face, 2-D/3-D; see above); `tile` (2-D/3-D,
     `face_quadrature=1`): cells along axis 0 per strip of the right-hand side, which sweeps the
     grid strip by strip so that a strip's intermediate arrays stay in cache (`None`, the default:
-    about 16384 cells per strip, untiled on grids up to that size). The result does not depend
+    about 8192 cells per strip, untiled on grids up to that size). The result does not depend
     on it (the same arithmetic per cell).
     """
 

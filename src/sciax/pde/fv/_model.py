@@ -163,10 +163,12 @@ class AbstractFVModel(AbstractModel):
     # Gauss nodes per transverse axis of a face (1: the face centre; 3: see `face_flux`).
     face_quadrature: ClassVar[int] = 1
     # Cells along axis 0 per strip of `rhs` in 2-D/3-D (None: `strip_rows` chooses), and the
-    # automatic choice's target size of a strip (32 rows of 512 cells at 512^2: as fast as 64 in
-    # float64 within the noise of a shared machine, 128 rows slower; benchmarks/finite_volume.py).
+    # automatic choice's target size of a strip: 16 rows of 512 cells at 512^2 keep a strip's
+    # intermediates in a 2 MiB L2 cache (float64, SSP-RK3 run at 512^2: 13.6 s against 17.3 s
+    # for 32 rows on jax 0.12, 7.3 s against 8.8 s sharded over two CPU devices; 4 % slower on
+    # one device on jax 0.10, whose step uses a second thread; benchmarks/finite_volume.py).
     tile: ClassVar[int | None] = None
-    strip_cells: ClassVar[int] = 16384
+    strip_cells: ClassVar[int] = 8192
 
     # ---- the equation ----------------------------------------------------------------------------
     @abc.abstractmethod

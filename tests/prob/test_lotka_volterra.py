@@ -32,11 +32,13 @@ def test_lynx_hare_posterior_matches_the_stan_case_study():
     result = sciax.prob.infer(
         model,
         obs,
-        # 4 x 300 draws: bulk ESS > 1100 (measured, both release stacks), so each mean's Monte Carlo standard error
-        # (sd / sqrt(ESS): alpha 0.063 -> 0.0017) is < 1/15 of its tolerance below, which is the case
-        # study's reported precision; R-hat < 1.01 is Stan's criterion once ESS > 400.
+        # 4 x 500 draws: bulk ESS > 1600 (measured, both release stacks), so each mean's Monte Carlo standard error
+        # (sd / sqrt(ESS): alpha 0.063 -> 0.0016) is < 1/15 of its tolerance below, which is the case
+        # study's reported precision; R-hat < 1.01 is Stan's criterion once ESS > 400. With 300 draws R-hat's own
+        # sampling noise crossed it: 1.011 for one of the eight parameters on one machine (the others <= 1.005);
+        # with 500 the largest was 1.0044 there and 1.0034 on the other release stack.
         num_warmup=300,
-        num_samples=300,
+        num_samples=500,
         num_chains=4,
         dense_mass=True,
         seed=0,

@@ -14,14 +14,13 @@ shared; times under load are noisy). Each side runs in its own process, one afte
 (`taskset -c 0`, XLA `--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`,
 `OMP_NUM_THREADS=1`): `--cores all|1|both`. Asserts nothing.
 
-Measured on the shared 2-core machine (load average 15-19, jax 0.10, 2026-11-26), one core each:
-sciax / Devito 1.15 (order 2), 1.6 (order 4), 5.9 (order 8) on 300^2 x 1,000 and 3.1, 3.0, 4.6 on
-1000^2 x 500 (times varied ~1.5x with the load between runs); on all cores Devito's
-OpenMP threads spin at each step's barrier on the oversubscribed cores (40-48 s against 0.3-1 s on one
-core), so those ratios (0.01-0.02) say nothing about Devito. Where sciax's time goes: XLA fuses each
-step into three loops (velocity pair, diagonal stress pair, shear stress), but the stacked pairs compute
-each difference once per component and the loops are not cache-blocked; at order 8 the arithmetic
-dominates. CPML layers (a memory variable per stretched difference, each stored once) cost 1.3-3x.
+Measured on a quiet 2-core machine (load 0.9-1.2, 2026-11-28, jax 0.10.2 / 0.12.0.1, Devito 4.8): sciax /
+Devito on all cores 0.87-1.04 on 300^2 x 1,000 (orders 2, 4, 8) and 1.22-1.42 on 1000^2 x 500; pinned to one
+core 1.05-1.31 and 1.02-1.15 (docs/benchmarks.md, "Elastic waves"). With `Dirichlet(0)` edges sciax carries
+the fields with their ghost points on the CPU (`StaggeredLeapfrog`'s padded-state step): each half-update is
+one pass over memory (about 21-25 GB/s on one core at 1000^2). What is left: Devito's OpenMP splits each step
+over both cores (XLA:CPU runs an in-place update on one thread). CPML layers (the plain step, a memory
+variable per stretched difference, each stored once) cost 1.3-3x.
 """
 
 import argparse

@@ -19,8 +19,8 @@ Devito on all cores 0.87-1.04 on 300^2 x 1,000 (orders 2, 4, 8) and 1.22-1.42 on
 core 1.05-1.31 and 1.02-1.15 (docs/benchmarks.md, "Elastic waves"). With `Dirichlet(0)` edges sciax carries
 the fields with their ghost points on the CPU (`StaggeredLeapfrog`'s padded-state step): each half-update is
 one pass over memory (about 21-25 GB/s on one core at 1000^2). What is left: Devito's OpenMP splits each step
-over both cores (XLA:CPU runs an in-place update on one thread). CPML layers (the plain step, a memory
-variable per stretched difference, each stored once) cost 1.3-3x.
+over both cores (XLA:CPU runs an in-place update on one thread). CPML(20) layers cost 1.3-1.8x the rigid
+run on jax 0.12 (padded step, memory on the layer strips) and 3.1-3.5x on jax 0.10.2 (the plain step).
 """
 
 import argparse

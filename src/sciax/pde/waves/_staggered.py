@@ -71,25 +71,27 @@ class AbstractStaggeredModel(AbstractFDModel):
     # Whether the model gives the padded-state step below (`StaggeredLeapfrog` on XLA:CPU).
     has_padded_step: ClassVar[bool] = False
 
-    def padded_step_applies(self, memory: PyTree) -> bool:
-        """Whether the padded-state step applies with these memory variables (e.g. not with CPML)."""
+    def padded_step_applies(self) -> bool:
+        """Whether the padded-state step applies (e.g. with these boundary conditions)."""
         return False
 
-    def to_padded(self, velocity, stress) -> tuple[PyTree[Array], PyTree[Array]]:
-        """`(velocity, stress)` in the padded-state layout: ghost points around every field, so each
-        update reads shifted slices of its inputs and writes its interior into a spare buffer."""
+    def to_padded(self, velocity, stress, memory) -> tuple[PyTree[Array], PyTree[Array], PyTree[Array]]:
+        """`(velocity, stress, memory)` in the padded-state layout: ghost points around every field, so
+        each update reads shifted slices of its inputs and writes its interior into a spare buffer."""
         raise NotImplementedError(f"{type(self).__name__} has no padded-state step")
 
     def from_padded(self, velocity, stress) -> tuple[PyTree[Array], PyTree[Array]]:
-        """The inverse of `to_padded`."""
+        """`(velocity, stress)` back from the padded layout."""
         raise NotImplementedError(f"{type(self).__name__} has no padded-state step")
 
-    def padded_velocity_update(self, t, velocity, stress, out, operator, source, dt: float) -> PyTree[Array]:
-        """`v + dt [B(sigma) + f(t)]` in the padded layout, written over `out` (same layout, values unused)."""
+    def padded_velocity_update(self, t, velocity, stress, memory, out, operator, source, dt: float):
+        """`(v + dt [B(sigma) + f(t)], memory)` in the padded layout, written over `out` (same layout,
+        values unused)."""
         raise NotImplementedError(f"{type(self).__name__} has no padded-state step")
 
-    def padded_stress_update(self, t, velocity, stress, out, operator, source, dt: float) -> PyTree[Array]:
-        """`sigma + dt [C(v) + s(t)]` in the padded layout, written over `out`; `velocity` is the new one."""
+    def padded_stress_update(self, t, velocity, stress, memory, out, operator, source, dt: float):
+        """`(sigma + dt [C(v) + s(t)], memory)` in the padded layout, written over `out`; `velocity` is the
+        new one."""
         raise NotImplementedError(f"{type(self).__name__} has no padded-state step")
 
 
@@ -107,8 +109,8 @@ class StaggeredLeapfrog(AbstractFixedStep):
     Raises `ValueError` (or at run time, under jit) stating the largest stable dt when
     `dt > 2 / omega_max`.
 
-    On XLA:CPU, for a model with a padded-state step and no memory variables (`ElasticWave` with
-    `Dirichlet(0)` edges), the fields are carried with their ghost points: each half-update is one
+    On XLA:CPU, for a model with a padded-state step (`ElasticWave` with `Dirichlet(0)` edges, and
+    with CPML layers on jax 0.12 or newer), the fields are carried with their ghost points: each half-update is one
     pass over memory that reads shifted slices and writes its interior over a spare buffer (the
     fields of the step before), instead of padding a copy of each field per difference. Same
     values, up to XLA's choice of fused multiply-adds. **Arguments:** `dt` (time units); `checkpoint` (steps per
@@ -145,13 +147,13 @@ class StaggeredLeapfrog(AbstractFixedStep):
         rate, _ = model.velocity_rate(0.0, stress, None, operator)
         behind = {k: velocity[k] - 0.5 * self.dt * rate[k] for k in velocity}
         memory = model.initial_memory(velocity, operator)
-        if _padded(model, memory):
-            behind, stress = model.to_padded(behind, stress)
+        if _padded(model):
+            behind, stress, memory = model.to_padded(behind, stress, memory)
         return StaggeredState(behind, stress, memory)
 
     def step(self, model, state: StaggeredState, t, coefficients) -> StaggeredState:
         operator, source = coefficients
-        if _padded(model, state.memory):
+        if _padded(model):
             return self._padded_step(model, state, t, operator, source)
         dt = self.dt
         rate, memory = model.velocity_rate(t, state.stress, state.memory, operator)
@@ -168,13 +170,13 @@ class StaggeredLeapfrog(AbstractFixedStep):
             out_v, out_s = jax.tree_util.tree_map(jnp.zeros_like, (state.velocity, state.stress))
         else:
             out_v, out_s = state.spare
-        velocity = model.padded_velocity_update(t, state.velocity, state.stress, out_v, operator, source, dt)
-        stress = model.padded_stress_update(t + 0.5 * dt, velocity, state.stress, out_s, operator, source, dt)
-        spare = None if state.spare is None else (state.velocity, state.stress)
-        return StaggeredState(velocity, stress, state.memory, spare)
+        v, s = state.velocity, state.stress
+        velocity, memory = model.padded_velocity_update(t, v, s, state.memory, out_v, operator, source, dt)
+        stress, memory = model.padded_stress_update(t + 0.5 * dt, velocity, s, memory, out_s, operator, source, dt)
+        return StaggeredState(velocity, stress, memory, None if state.spare is None else (v, s))
 
     def loop_state(self, model, carry: StaggeredState) -> tuple[StaggeredState, int]:
-        if carry.spare is None and _padded(model, carry.memory):
+        if carry.spare is None and _padded(model):
             # Each step writes over the fields of the step before (which no step reads any more), and
             # two steps bring the buffers back to their places: the loop carry is updated in place.
             return carry._replace(spare=jax.tree_util.tree_map(jnp.zeros_like, (carry.velocity, carry.stress))), 2
@@ -185,15 +187,16 @@ class StaggeredLeapfrog(AbstractFixedStep):
 
     def observe(self, model, state: StaggeredState, coefficients, save):
         velocity, stress = state.velocity, state.stress
-        if _padded(model, state.memory):
+        if _padded(model):
             velocity, stress = model.from_padded(velocity, stress)
         return model.staggered_outputs(velocity, stress, save)
 
 
-def _padded(model, memory) -> bool:
+def _padded(model) -> bool:
     """Whether `StaggeredLeapfrog` carries the model's padded state. On XLA:CPU only: there padding a copy
     of each field per difference cost a write and a read of the field each (`ElasticWave`, `Dirichlet(0)`,
     float32, 2 cores, 500 steps at 1000^2: order 8 3.41 -> 1.87 s on jax 0.10.2, 6.18 -> 1.94 s on jax 0.12;
-    order 2 1.62 -> 1.59 s and 2.72 -> 1.58 s; 1,000 steps at 300^2, order 8: 0.68 -> 0.37 s, 0.92 -> 0.35 s).
-    Not measured on a GPU, where XLA fuses such pads into their consumers."""
-    return jax.default_backend() == "cpu" and model.has_padded_step and model.padded_step_applies(memory)
+    order 2 1.62 -> 1.59 s and 2.72 -> 1.58 s; 1,000 steps at 300^2, order 8: 0.68 -> 0.37 s, 0.92 -> 0.35 s;
+    with CPML(20) on jax 0.12, 1000^2 order 8: 8.71 -> 2.92 s). Not measured on a GPU, where XLA fuses such
+    pads into their consumers."""
+    return jax.default_backend() == "cpu" and model.has_padded_step and model.padded_step_applies()

@@ -24,7 +24,7 @@ def _drop_heavy_executables(request):
         jax.clear_caches()
 
 
-# The longest test files (seconds in a leg-1 run on the 2-core CI machine, 2026-11-27) go first:
+# The longest test files (seconds in a leg-1 run on a 2-core session machine, 2026-11-27) go first:
 # xdist hands out whole files (`--dist loadfile --no-loadscope-reorder`, see the Makefile), so a long
 # file handed out last would keep one core busy while the other idles at the end of the run.
 _LONGEST_FIRST = (

@@ -110,11 +110,13 @@ class StaggeredLeapfrog(AbstractFixedStep):
     `dt > 2 / omega_max`.
 
     On XLA:CPU, for a model with a padded-state step (`ElasticWave` with `Dirichlet(0)` edges, and
-    with CPML layers on jax 0.12 or newer), the fields are carried with their ghost points: each half-update is one
-    pass over memory that reads shifted slices and writes its interior over a spare buffer (the
-    fields of the step before), instead of padding a copy of each field per difference. Same
-    values, up to XLA's choice of fused multiply-adds. **Arguments:** `dt` (time units); `checkpoint` (steps per
-    recomputed block in reverse mode, default 64).
+    with CPML layers on jax 0.12 or newer), the fields are carried with their ghost points: each
+    half-update is one pass over memory that reads shifted slices and writes its interior over a
+    spare buffer (the fields of the step before), instead of padding a copy of each field per
+    difference. Same values, up to XLA's choice of fused multiply-adds.
+
+    **Arguments:** `dt` (time units); `checkpoint` (steps per recomputed block in reverse mode,
+    default 64).
 
     Reference: J. Virieux, "P-SV wave propagation in heterogeneous media: velocity-stress
     finite-difference method", Geophysics 51 (1986) 889-901.

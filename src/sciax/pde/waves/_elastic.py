@@ -413,16 +413,13 @@ class ElasticWave(AbstractStaggeredModel):
         return field, {**memory, **{k: tuple(v) for k, v in new.items()}}
 
     def padded_velocity_update(self, t, velocity, stress, memory, out, op: ElasticOperator, source, dt):
-        r, d = self.order // 2, self._diff_padded
-
-        def update(v, s, out, bx, bz):
-            vx = v[r:-r, 0, r:-r] + dt * (bx * (d(s, 0, 0, True) + d(s, 2, 1, False)))
-            vz = v[r:-r, 1, r:-r] + dt * (bz * (d(s, 2, 0, False) + d(s, 1, 1, True)))
-            return jax.lax.dynamic_update_slice(out, jnp.stack([vx, vz], 1).astype(out.dtype), (r, 0, r))
-
+        r, d, v, s = self.order // 2, self._diff_padded, velocity["v"], stress["s"]
+        vx = v[r:-r, 0, r:-r] + dt * (op.bx * (d(s, 0, 0, True) + d(s, 2, 1, False)))
+        vz = v[r:-r, 1, r:-r] + dt * (op.bz * (d(s, 2, 0, False) + d(s, 1, 1, True)))
+        v = jax.lax.dynamic_update_slice(out["v"], jnp.stack([vx, vz], 1).astype(v.dtype), (r, 0, r))
         # Behind a barrier, the next update reads the padded buffer, not the interior values: jax 0.12's
         # XLA otherwise stores those apart and copies them in (1000², 500 steps: 6.0 against 1.5 s, order 2).
-        v = jax.lax.optimization_barrier(update(velocity["v"], stress["s"], out["v"], op.bx, op.bz))
+        v = jax.lax.optimization_barrier(v)
         terms = {"dx_sxx": [(0, op.bx)], "dz_sxz": [(0, op.bx)], "dx_sxz": [(1, op.bz)], "dz_szz": [(1, op.bz)]}
         v, memory = self._correct_strips(v, stress["s"], memory, op, terms, dt)
         if source.points is not None and self.source_kind != "explosive":
@@ -433,19 +430,15 @@ class ElasticWave(AbstractStaggeredModel):
         return {"v": v}, memory
 
     def padded_stress_update(self, t, velocity, stress, memory, out, op: ElasticOperator, source, dt):
-        r, d = self.order // 2, self._diff_padded
-        lam2mu, lam = op.cx[0], op.cx[1]  # cz is cx reversed
-
-        def update(v, s, out, cx, mu_xz):
-            lam2mu, lam = cx[0], cx[1]  # reading cx alone streams two coefficient fields instead of four
-            dx_vx, dz_vz = d(v, 0, 0, False), d(v, 1, 1, False)
-            sxx = s[r:-r, 0, r:-r] + dt * (lam2mu * dx_vx + lam * dz_vz)
-            szz = s[r:-r, 1, r:-r] + dt * (lam * dx_vx + lam2mu * dz_vz)
-            sxz = s[r:-r, 2, r:-r] + dt * (mu_xz * (d(v, 0, 1, True) + d(v, 1, 0, True)))
-            new = jnp.stack([sxx, szz, sxz], 1).astype(out.dtype)
-            return jax.lax.dynamic_update_slice(out, new, (r, 0, r))
-
-        s = jax.lax.optimization_barrier(update(velocity["v"], stress["s"], out["s"], op.cx, op.mu_xz))
+        r, d, v, s = self.order // 2, self._diff_padded, velocity["v"], stress["s"]
+        # cz is cx reversed: reading cx alone streams two coefficient fields instead of four.
+        lam2mu, lam = op.cx[0], op.cx[1]
+        dx_vx, dz_vz = d(v, 0, 0, False), d(v, 1, 1, False)
+        sxx = s[r:-r, 0, r:-r] + dt * (lam2mu * dx_vx + lam * dz_vz)
+        szz = s[r:-r, 1, r:-r] + dt * (lam * dx_vx + lam2mu * dz_vz)
+        sxz = s[r:-r, 2, r:-r] + dt * (op.mu_xz * (d(v, 0, 1, True) + d(v, 1, 0, True)))
+        new = jnp.stack([sxx, szz, sxz], 1).astype(s.dtype)
+        s = jax.lax.optimization_barrier(jax.lax.dynamic_update_slice(out["s"], new, (r, 0, r)))
         terms = {
             "dx_vx": [(0, lam2mu), (1, lam)],
             "dz_vz": [(0, lam), (1, lam2mu)],

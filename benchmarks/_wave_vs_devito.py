@@ -4,7 +4,9 @@ A case is `"ndim,n,steps,order"`: an `n^ndim` grid, `steps` leapfrog steps, sten
 a Ricker source at the centre, random velocity (1500-2000) and density (1000-1800), only the last pressure
 kept. sciax runs `AcousticWave(bc=Neumann())` + `Leapfrog`; Devito the same variable-density scheme
 (`_devito_wave.py`). Prints `sciax_<case>_<cores>_s`, `devito_<case>_<cores>_s` and
-`sciax_over_devito_<case>_<cores>` (a time ratio: below 1 sciax is faster), and the machine load.
+`sciax_over_devito_<case>_<cores>` (a time ratio: below 1 sciax is faster), and the machine load. On all cores
+of a multi-core machine also `sciax_sharded_<case>_all_cores_s` and `sciax_sharded_over_devito_<case>_all_cores`:
+the grid sharded along its first axis over one XLA CPU device per core (`sciax.parallel.shard`, slab mesh).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def _case_setup(case):
     c = (1500 + 500 * rng.random(shape)).astype(np.float32)
     rho = (1000 + 800 * rng.random(shape)).astype(np.float32)
     model = sciax.pde.AcousticWave(sciax.pde.Grid(shape, (n * H,) * ndim), f0=F0, bc=sciax.pde.Neumann(), order=order)
+    if jax.device_count() > 1:  # `--host-devices`: the grid cut along its first axis, one block per CPU device
+        model = sciax.parallel.shard(model, sciax.parallel.make_mesh("slab"))
     y0 = {"p": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}
     params = {"c": jnp.asarray(c), "rho": jnp.asarray(rho), "source": jnp.asarray((n // 2,) * ndim)}
     method = sciax.pde.Leapfrog(DTIME, checkpoint=None)
@@ -128,8 +132,16 @@ def compare_with_devito(fd_wave: str, quick: bool, devito_python: str | None, ca
             ndim, n, steps, order = case.split(",")
             name = f"{ndim}d_{n}_{steps}steps_o{order}_{label}"
             t_sciax = _seconds(prefix + [sys.executable, fd_wave, "--sciax-cases", case], env)
+            sharded = not one and cores > 1 and int(n) % cores == 0
+            if sharded:
+                cmd = [sys.executable, fd_wave, "--sciax-cases", case, "--host-devices", str(cores)]
+                t_sharded = _seconds(cmd, env)
             t_devito = _seconds(prefix + [python, os.path.join(here, "_devito_wave.py"), case], env)
             print(f"sciax_{name}_s: {t_sciax:.4f}")
+            if sharded:
+                print(f"sciax_sharded_{name}_s: {t_sharded:.4f}")
             print(f"devito_{name}_s: {t_devito:.4f}")
             print(f"sciax_over_devito_{name}: {t_sciax / t_devito:.2f}", flush=True)
+            if sharded:
+                print(f"sciax_sharded_over_devito_{name}: {t_sharded / t_devito:.2f}", flush=True)
         print(f"# load average after: {_load()}")

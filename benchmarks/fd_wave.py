@@ -8,7 +8,9 @@ Prints `name: value` lines (headers start with '#'). Reports numbers only; asser
 
 The Devito comparison (float32, only the last pressure kept) runs each side in its own process, on all
 cores and pinned to one (`taskset -c 0`, XLA's `--xla_cpu_multi_thread_eigen=false
-intra_op_parallelism_threads=1`, Devito's `OMP_NUM_THREADS=1`), alternating sciax and Devito per case;
+intra_op_parallelism_threads=1`, Devito's `OMP_NUM_THREADS=1`), alternating sciax and Devito per case; on all
+cores sciax runs twice: on one XLA CPU device, and with the grid sharded over one device per core
+(`sciax.parallel.shard`, as docs/parallel.md shows), since XLA:CPU runs an in-place step on one thread;
 Devito runs under `--devito-python` (default: this interpreter, if it imports devito), the Devito side being
 `benchmarks/_devito_wave.py`.
 """
@@ -37,7 +39,10 @@ parser.add_argument("--devito-cases", nargs="+", help='only these comparison cas
 parser.add_argument("--devito-cores", choices=["all", "1", "both"], default="both", help="comparison: cores")
 parser.add_argument("--gpu", action="store_true", help="only the comparison cases on the default device (GPU)")
 parser.add_argument("--sciax-cases", nargs="+", help=argparse.SUPPRESS)  # the comparison's sciax side (subprocess)
+parser.add_argument("--host-devices", type=int, default=1, help=argparse.SUPPRESS)  # its sharded run: XLA CPU devices
 args = parser.parse_args()
+if args.host_devices > 1:  # before JAX starts its CPU backend
+    jax.config.update("jax_num_cpu_devices", args.host_devices)
 jax.config.update("jax_enable_x64", args.float64 and not args.sciax_cases)
 
 import jax.numpy as jnp  # noqa: E402

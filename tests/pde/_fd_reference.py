@@ -1,4 +1,5 @@
-"""The classic variable-density acoustic scheme in plain numpy (independent of sciax), for tests and benchmarks."""
+"""The classic variable-density acoustic scheme in plain numpy (independent of sciax), and the order-8 staggered
+weights of Fornberg, for tests and benchmarks."""
 
 import math
 
@@ -36,3 +37,15 @@ def reference_wave(c, rho, dx, dy, dt, n_steps, f0, src, keep=False):
         if keep:
             fields.append(p)
     return (p, np.stack(fields)) if keep else p
+
+
+# Fornberg's staggered first-derivative weights at order 8 (points +-1/2, +-3/2, +-5/2, +-7/2).
+FORNBERG8 = np.array([1225 / 1024, -245 / 3072, 49 / 5120, -5 / 7168])
+
+
+def shifted_sum(u, axis, hi, lo, m):
+    """`sum_k w_k (u[hi + k + j] - u[lo - k + j])`, `j = 0 .. m - 1`, along `axis` (Fornberg's weights `w_k`)."""
+    return sum(
+        w * (np.take(u, np.arange(hi + k, hi + k + m), axis) - np.take(u, np.arange(lo - k, lo - k + m), axis))
+        for k, w in enumerate(FORNBERG8)
+    )

@@ -10,6 +10,8 @@ import pytest
 import sciax
 from sciax.grid import materialize
 
+from ._fd_reference import shifted_sum
+
 W = sciax.pde
 
 
@@ -47,18 +49,6 @@ def test_materialize_survives_compilation():
     assert " conditional(" in text.compile().as_text()
 
 
-# Fornberg's staggered first-derivative weights at order 8 (points +-1/2, +-3/2, +-5/2, +-7/2).
-FORNBERG8 = np.array([1225 / 1024, -245 / 3072, 49 / 5120, -5 / 7168])
-
-
-def _shifted_sum(u, axis, hi, lo, m):
-    """`sum_k w_k (u[hi + k + j] - u[lo - k + j])`, `j = 0 .. m - 1`, along `axis` (Fornberg's weights `w_k`)."""
-    return sum(
-        w * (np.take(u, np.arange(hi + k, hi + k + m), axis) - np.take(u, np.arange(lo - k, lo - k + m), axis))
-        for k, w in enumerate(FORNBERG8)
-    )
-
-
 def test_order8_leapfrog_step_against_numpy_fornberg():
     n, h, dt = (40, 36), 1.0, 1e-3
     rng = np.random.default_rng(3)
@@ -76,9 +66,9 @@ def test_order8_leapfrog_step_against_numpy_fornberg():
         m = n[axis]
         inv_rho = 2 / (rho + np.roll(rho, -1, axis))  # two-point mean of rho at the half points i + 1/2
         # Forward to the half points i + 1/2, i = 3 .. m - 5 (entry i - 3): p[i + 1 + k] - p[i - k].
-        flux = _shifted_sum(p, axis, 4, 3, m - 7) / h * np.take(inv_rho, np.arange(3, m - 4), axis)
+        flux = shifted_sum(p, axis, 4, 3, m - 7) / h * np.take(inv_rho, np.arange(3, m - 4), axis)
         # Back to the points i = 7 .. m - 8: flux at i + 1/2 + k (entry i + k - 3) and i - 1/2 - k (entry i - k - 4).
-        div = _shifted_sum(flux, axis, 4, 3, m - 14) / h
+        div = shifted_sum(flux, axis, 4, 3, m - 14) / h
         other = 1 - axis
         total = total + np.take(div, np.arange(7, n[other] - 7), other)
     inner = (slice(7, -7), slice(7, -7))

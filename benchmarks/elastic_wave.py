@@ -12,7 +12,12 @@ a sciax run with CPML(20) layers for their cost, and the load average before and
 shared; times under load are noisy). Each side runs in its own process, one after the other, on all cores
 (XLA's default threads; Devito's OpenMP with `OMP_NUM_THREADS` = the core count) and pinned to one
 (`taskset -c 0`, XLA `--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1`,
-`OMP_NUM_THREADS=1`): `--cores all|1|both`. Asserts nothing.
+`OMP_NUM_THREADS=1`): `--cores all|1|both`. On all cores of a multi-core machine sciax also runs with the
+grid sharded along x over one XLA CPU device per core (`sciax.parallel.shard`, slab mesh):
+`sciax_sharded_elastic_<case>_s` and `ratio_sciax_sharded_over_devito_<case>`. Asserts nothing.
+
+Session 26 (quiet, jax 0.12.0.1): sharded at 1000^2 x 500, orders 2 / 4 / 8, 0.89 / 0.83 / 0.78 of Devito's
+all-core time (one device 1.31-1.44); sharding loses at 300^2 (1.5-1.6) and on jax 0.10.2 (1.6-2.1).
 
 Measured on a quiet 2-core machine (load 0.9-1.2, 2026-11-28, jax 0.10.2 / 0.12.0.1, Devito 4.8): sciax /
 Devito on all cores 0.87-1.04 on 300^2 x 1,000 (orders 2, 4, 8) and 1.22-1.42 on 1000^2 x 500; pinned to one
@@ -47,7 +52,10 @@ parser.add_argument("--repeats", type=int, default=3)
 parser.add_argument("--cores", choices=["all", "1", "both"], default="both")
 parser.add_argument("--no-cpml", action="store_true", help="skip the sciax run with CPML layers")
 parser.add_argument("--sciax-case", help=argparse.SUPPRESS)  # "n,steps,order,cpml": one sciax run (subprocess)
+parser.add_argument("--host-devices", type=int, default=1, help=argparse.SUPPRESS)  # its sharded run: CPU devices
 args = parser.parse_args()
+if args.host_devices > 1:  # before JAX starts its CPU backend
+    jax.config.update("jax_num_cpu_devices", args.host_devices)
 
 if args.cases:
     CASES = [tuple(int(x) for x in c.split(",")) for c in args.cases]
@@ -60,6 +68,8 @@ else:
 def sciax_run(n: int, steps: int, order: int, bc):
     vp, vs, rho = medium(n)
     model = ElasticWave(Grid((n, n), n * H), f0=F0, bc=bc, order=order, receivers=[(n // 2 + 1, n // 2)])
+    if jax.device_count() > 1:  # `--host-devices`: the grid cut along x, one block per CPU device
+        model = sciax.parallel.shard(model, sciax.parallel.make_mesh("slab"))
     params = {"vp": jnp.asarray(vp), "vs": jnp.asarray(vs), "rho": jnp.asarray(rho), "source": jnp.array([n // 2] * 2)}
     z = jnp.zeros((n, n), jnp.float32)
     y0 = {k: z for k in ("vx", "vz", "sxx", "szz", "sxz")}
@@ -104,6 +114,11 @@ def compare(n: int, steps: int, order: int, cores: str):
     print(f"sciax_elastic_{tag}_s: {s_time:.4f}")
     print(f"devito_elastic_{tag}_s: {d_time:.4f}")
     print(f"ratio_sciax_over_devito_{tag}: {s_time / d_time:.3f}")
+    devices = os.cpu_count() or 1
+    if cores != "1" and devices > 1 and n % devices == 0:  # also sharded over one XLA CPU device per core
+        sharded = side([*me, f"{n},{steps},{order},0", "--host-devices", str(devices)], cores, {"XLA_FLAGS": xla})
+        print(f"sciax_sharded_elastic_{tag}_s: {sharded['sciax_s']:.4f}")
+        print(f"ratio_sciax_sharded_over_devito_{tag}: {sharded['sciax_s'] / d_time:.3f}")
     print(f"sciax_elastic_{tag}_Mpoint_steps_per_s: {n * n * steps / s_time / 1e6:.1f}")
     print(f"max_abs_vx_{tag}_sciax_devito: {s['max_abs_vx']:.4g} {d[f'devito_elastic_{name}_max_abs_vx']:.4g}")
     if not args.no_cpml:

@@ -207,6 +207,56 @@ def wave_placed(slab, pencil):
     report("wideplaced8_o4_k2_grad", rel(loss(sharded), loss(model)))
 
 
+def elastic(slab, pencil):
+    """ElasticWave: rigid edges (the padded-state step on the CPU, ghosts exchanged between blocks), CPML
+    (padded on jax >= 0.12, the plain step before), periodic (plain); sources on a block's edge and in
+    the layers' reach of one, receivers in several blocks; a gradient; RK4 on the method of lines."""
+    fields = ("vx", "vz", "sxx", "szz", "sxz")
+    shape = (64, 48)
+    grid = pde.Grid(shape, (640.0, 480.0))
+    x, z = np.meshgrid(np.arange(shape[0]), np.arange(shape[1]), indexing="ij")
+    vp = jnp.asarray(2000.0 + 300 * np.cos(x / 9) * np.sin(z / 7))
+    params = {"vp": vp, "vs": 0.45 * vp, "rho": jnp.asarray(1.5 + 0.1 * np.sin(x / 5 + z / 3))}
+    params["source"] = jnp.array([[31, 23], [32, 12]])
+    receivers = [(20, 20), (40, 30), (31, 23), (32, 24), (9, 40)]
+    y0 = {k: jnp.zeros(shape) for k in fields}
+    ts = np.linspace(0.0, 0.06, 4)
+
+    def run(m, p, method=None):
+        method = pde.StaggeredLeapfrog(4e-4) if method is None else method
+        return sciax.simulate(m, y0, ts, p, method=method, save=("vx", "szz", "sxz", "seismogram")).ys
+
+    def loss(m):
+        return jax.grad(lambda v: jnp.sum(run(m, {**params, "vp": v})["seismogram"] ** 2))(vp)
+
+    for mesh, bc, order, kind in [(slab, pde.Dirichlet(0), 8, "explosive"), (pencil, pde.CPML(6), 4, "vx")]:
+        model = pde.ElasticWave(grid, f0=15.0, bc=bc, order=order, source=kind, receivers=receivers)
+        sharded = parallel.shard(model, mesh)
+        tag = f"elastic_{type(bc).__name__}_o{order}_{'x'.join(map(str, mesh.devices.shape))}"
+        report(tag, rel(run(sharded, params), run(model, params)))
+        report(tag + "_grad", rel(loss(sharded), loss(model)))
+    # Shots batched with vmap (the CPML model, sharded on the pencil mesh).
+    shots = jnp.array([[31, 23], [20, 40]])
+    batch = jax.vmap(lambda q, m: run(m, {**params, "source": q[None]})["seismogram"], (0, None))
+    report("elastic_vmap_shots", rel(batch(shots, sharded), batch(shots, model)))
+    # A traced medium (its run-time checks): no whole-grid array in the per-device program.
+    program = jax.jit(lambda p, m=sharded: run(m, p)).lower(params).compile().as_text()
+    print(f"gathers elastic_fields: {'f64[{},{}]'.format(*shape) in program}", flush=True)
+    model = pde.ElasticWave(grid, f0=15.0, bc=pde.Periodic(), order=2, source="vz", receivers=receivers)
+    sharded = parallel.shard(model, pencil)
+    report("elastic_Periodic_o2_4x2", rel(run(sharded, params), run(model, params)))
+    # The method of lines pads every difference (zeros past the grid's edges, the neighbours' points inside).
+    model = pde.ElasticWave(grid, f0=15.0, bc=pde.Dirichlet(0), order=8, receivers=receivers)
+    rk4 = pde.RK4(2e-4)
+    report(
+        "elastic_Dirichlet_o8_4x2_rk4", rel(run(parallel.shard(model, pencil), params, rk4), run(model, params, rk4))
+    )
+    wide = parallel.shard(pde.ElasticWave(pde.Grid((256, 48), 1.0), f0=1.0, bc=pde.Periodic()), slab, halo_every=2)
+    zeros = {k: jnp.zeros((256, 48)) for k in fields}
+    method = pde.StaggeredLeapfrog(1e-3)
+    expect_error("elastic_wide_halo", lambda: sciax.simulate(wide, zeros, ts, {"vp": 1.0, "vs": 0.5}, method=method))
+
+
 def wide_halo(slab, pencil):
     """halo_every=k: wide halos exchanged every k steps, the same result as every step and as unsharded."""
     for shape, mesh, bc, order, k, grad in [
@@ -430,6 +480,7 @@ def main(names):
         "fd_sponge",
         "wave",
         "wave_placed",
+        "elastic",
         "wide_halo",
         "finite_volume",
         "spectral",

@@ -41,6 +41,13 @@ EQUAL = [
     "wideplaced8_o4_k2_p",
     "wideplaced8_o4_k2_seismogram",
     "wideplaced8_o4_k2_grad",
+    "elastic_Dirichlet_o8_8",
+    "elastic_Dirichlet_o8_8_grad",
+    "elastic_CPML_o4_4x2",
+    "elastic_CPML_o4_4x2_grad",
+    "elastic_vmap_shots",
+    "elastic_Periodic_o2_4x2",
+    "elastic_Dirichlet_o8_4x2_rk4",
     "wide2d_Neumann_o2_k4",
     "wide2d_Neumann_o2_k4_grad",
     "wide2d_Periodic_o4_k2",
@@ -73,6 +80,7 @@ BAD_INPUT = [
     "wide_halo_adaptive_method",
     "fv_halo_wider_than_shard",
     "seismic_shots_not_divisible",
+    "elastic_wide_halo",
 ]
 
 
@@ -118,6 +126,7 @@ def test_distributed_fft_gathers_nothing(eight):
 def test_sharded_wave_holds_no_whole_field(eight):
     # The run-time checks of traced inputs (equinox.error_if) once made XLA gather whole fields onto one device.
     assert eight["gathers wave2d_o8_fields"] == "False"
+    assert eight["gathers elastic_fields"] == "False"
 
 
 @pytest.mark.parametrize("name", BAD_INPUT)

@@ -24,7 +24,7 @@ def shard(
     **Arguments:**
 
     - `model`: a finite-difference model (`sciax.pde.FDModel`, the `sciax.pde.fd`
-      catalogue, `sciax.pde.AcousticWave`), a finite-volume model (`sciax.pde.fv`, run with
+      catalogue, `sciax.pde.AcousticWave`, `sciax.pde.ElasticWave`), a finite-volume model (`sciax.pde.fv`, run with
       `SSPRK2`/`SSPRK3`: halos of `rhs_reach` cells exchanged at every stage, the CFL step
       reduced over the blocks) or a spectral `sciax.pde.SemilinearPDE`.
     - `mesh`: a `jax.sharding.Mesh`, e.g. `sciax.parallel.make_mesh("slab")`.
@@ -43,8 +43,8 @@ def shard(
     `SemilinearPDE` its FFTs are the distributed FFT of a `ShardedGrid`
     (`lax.all_to_all` transposes, no gathering).
 
-    `Sponge` and `CPML` layers, `AcousticWave` sources and receivers work along sharded
-    axes: each block takes its slice of the whole grid's layer profiles.
+    `Sponge` and `CPML` layers, `AcousticWave` and `ElasticWave` sources and receivers work
+    along sharded axes: each block takes its slice of the whole grid's layer profiles.
 
     **Raises** `ValueError` for a grid not divisible by the mesh (no padding is
     done), a halo wider than a shard (with `halo_every=k`: `k * reach` points; at

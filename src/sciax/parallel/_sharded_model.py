@@ -44,7 +44,7 @@ class ShardedModel(AbstractModel):
     `Solution` as the unsharded model (to round-off), with every grid-shaped
     output a global `jax.Array` cut into the same blocks.
 
-    - Finite differences, fixed-step methods (`sciax.pde.RK4`, `sciax.pde.Leapfrog`):
+    - Finite differences, fixed-step methods (`sciax.pde.RK4`, `sciax.pde.Leapfrog`, `StaggeredLeapfrog`):
       the whole time loop runs inside one `jax.shard_map`, each device stepping
       its block of the model (`local`, whose `ShardedHalo` exchanges halos with
       `lax.ppermute`).
@@ -63,11 +63,13 @@ class ShardedModel(AbstractModel):
       blocks (`lax.pmax`), so every block takes the same steps as the unsharded run.
     - Layers and points at global positions work along sharded axes: the model asks its halo
       where the block sits (`ShardedHalo.placement`) and slices the whole grid's `Sponge`
-      profile, or `AcousticWave`'s CPML profiles (built with the global maximum velocity), per
-      block; `AcousticWave` injects and records on the owning block only (receivers summed over
-      blocks). So do they with `halo_every=k`: the extended blocks know where they sit
-      (`WideBlockHalo`), sources are injected on every extended block that holds them, and
-      receivers record on the blocks themselves.
+      profile, or `AcousticWave`'s and `ElasticWave`'s CPML profiles (built with the global maximum
+      velocity), per block; both inject and record on the owning block only (receivers summed over
+      blocks). So do they with `halo_every=k` (not `ElasticWave`, whose `StaggeredLeapfrog` states no
+      reach): the extended blocks know where they sit (`WideBlockHalo`), sources are injected on every
+      extended block that holds them, and receivers record on the blocks themselves.
+    - `ElasticWave` under `sciax.pde.StaggeredLeapfrog` on the CPU runs its padded-state step on each
+      block, the ghosts across inner sides refreshed from the neighbours after each half-update.
 
     `y0` leaves must have the grid's shape; params leaves whose trailing axes are
     the grid's shape (e.g. a velocity model `c`) are split into the same blocks,

@@ -40,6 +40,19 @@ def block_part(x: Array, axis: int, offset, m: int) -> Array:
     return jax.lax.dynamic_slice_in_dim(x, offset, m, axis=axis)
 
 
+def locate(halo: AbstractHalo, shape: tuple[int, ...], points):
+    """`(local, inside)`: global grid indices `points` `(m, ndim)` as indices into the block of `shape`
+    that `halo` fills (clipped to it), and whether each lies in it; `inside` is `None` on a whole grid
+    (every point is inside). Models with point sources and receivers ask this, so that the same code
+    runs on a whole grid or on one block of a sharded one."""
+    offsets, global_shape = halo.placement(shape)
+    if global_shape == tuple(shape) and all(isinstance(o, int) and o == 0 for o in offsets):
+        return points, None
+    local = points - jnp.asarray(offsets, dtype=jnp.int32)
+    inside = jnp.all((local >= 0) & (local < jnp.asarray(shape)), axis=-1)
+    return jnp.clip(local, 0, jnp.asarray(shape) - 1), inside
+
+
 def check_positive_field(value, name: str, what: str):
     """`ValueError` (concrete) or `equinox.error_if` (traced) unless every entry of `value` is > 0."""
     value = jnp.asarray(value)

@@ -15,7 +15,7 @@ from jaxtyping import Array, ArrayLike, Float
 from ..._labels import Labels
 from ...grid import CPML, AbstractHalo, BoundaryHalo, Grid, Sponge, as_halo, fold, inner, materialize, take
 from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
-from ..fd._model import check_positive_field, grid_labels
+from ..fd._model import check_positive_field, grid_labels, locate
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._leapfrog import AbstractWaveModel, WaveCoefficients
 
@@ -289,14 +289,7 @@ class AcousticWave(AbstractWaveModel):
         return field.at[tuple((local + ghosts).T)].add(value if inside is None else jnp.where(inside, value, 0))
 
     def _locate(self, points):
-        """`(local, inside)`: global grid indices `(m, ndim)` as indices into this block (clipped to it)
-        and whether each lies in it; `inside` is `None` on a whole grid (every point is inside)."""
-        offsets, global_shape = self.halo.placement(self.grid.shape)
-        if global_shape == self.grid.shape and all(isinstance(o, int) and o == 0 for o in offsets):
-            return points, None
-        local = points - jnp.asarray(offsets, dtype=jnp.int32)
-        inside = jnp.all((local >= 0) & (local < jnp.asarray(self.grid.shape)), axis=-1)
-        return jnp.clip(local, 0, jnp.asarray(self.grid.shape) - 1), inside
+        return locate(self.halo, self.grid.shape, points)
 
     # ---- what Leapfrog asks for ----------------------------------------------------------------
     has_interior: ClassVar[bool] = True

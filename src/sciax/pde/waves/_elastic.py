@@ -13,10 +13,11 @@ from jaxtyping import Array, Float
 
 from ..._checks import error_if_tied
 from ..._labels import Labels
-from ...grid import CPML, Dirichlet, Grid, Periodic, as_halo, materialize
+from ...grid import CPML, Dirichlet, Grid, Periodic, as_halo, materialize, take
 from ...grid.stencils import check_order, staggered, symbol_radius
-from ..fd._model import grid_labels
+from ..fd._model import grid_labels, locate
 from ._acoustic import ricker
+from ._blocks import exchange_ghosts, pad_zero
 from ._cpml import CPMLAxis, cpml_axis, cpml_profiles, damping_rate
 from ._staggered import AbstractStaggeredModel
 
@@ -104,6 +105,11 @@ class ElasticWave(AbstractStaggeredModel):
     (default `CPML(20)`; fields vanish past the layer), `Dirichlet(0)` (every field zero past the
     edge: rigid, no absorption) or `Periodic()`; `order`: 2, 4, 6 or 8; `amplitude`.
 
+    **Devices:** `sciax.parallel.shard(model, mesh)` cuts the grid into blocks over a device mesh
+    (the same run to round-off, gradients included): each block takes its neighbours' points across its
+    inner sides, the CPML profiles of the whole grid, and the sources and receivers it holds. On a
+    multi-core CPU one XLA device per core pays from about 1000² points (docs/parallel.md).
+
     References: J. Virieux, Geophysics 51 (1986) 889; A. R. Levander, Geophysics 53 (1988) 1425;
     D. Komatitsch and R. Martin, Geophysics 72 (2007) SM155 (CPML, one memory variable per
     stretched derivative).
@@ -158,7 +164,7 @@ class ElasticWave(AbstractStaggeredModel):
 
     def _check_point(self, point: tuple[int, ...], what: str) -> None:
         """`ValueError` if `point` lies outside the grid or inside the CPML (saying which side)."""
-        shape, w = self.grid.shape, self.width
+        shape, w = self.halo.placement(self.grid.shape)[1], self.width  # the whole grid's, also on a block
         if any(not 0 <= i < n for i, n in zip(point, shape)):
             raise ValueError(f"ElasticWave: {what} {point} lies outside the grid of shape {shape}")
         for axis, (i, n) in enumerate(zip(point, shape)):
@@ -204,17 +210,15 @@ class ElasticWave(AbstractStaggeredModel):
             for point in src:
                 self._check_point(tuple(int(i) for i in point), "source")
             return src
-        hi = jnp.asarray(self.grid.shape) - 1 - self.width
+        hi = jnp.asarray(self.halo.placement(self.grid.shape)[1]) - 1 - self.width
         bad = jnp.any((src < self.width) | (src > hi))
         return eqx.error_if(src, bad, "ElasticWave: a source lies outside the grid or inside the CPML")
 
     def _shift(self, x, axis):
-        """`x` at index `i + 1` along `axis` (the last index repeated, or wrapped when periodic)."""
-        if self.periodic:
-            return jnp.roll(x, -1, axis)
-        pad = [(0, 0), (0, 0)]
-        pad[axis] = (0, 1)
-        return jax.lax.slice_in_dim(jnp.pad(x, pad, mode="edge"), 1, x.shape[axis] + 1, axis=axis)
+        """`x` at index `i + 1` along `axis`: the last index repeated past the grid's edge (the halo's
+        even reflection of a face field), wrapped when periodic, the neighbour's first on a block."""
+        n = x.shape[axis]
+        return take(self.halo.pad(jnp.asarray(x), 1, flux=True, axes=(axis,)), axis, 2, n + 2)
 
     def _operator(self, params, dt):
         vp, vs, rho = self.medium(params)
@@ -228,8 +232,9 @@ class ElasticWave(AbstractStaggeredModel):
         return ElasticOperator(bx, bz, jnp.stack([lam2mu, lam]), jnp.stack([lam, lam2mu]), mu_xz, cpml), layers
 
     def _layers(self, vp):
-        """Each axis's CPML profiles (fixed under differentiation: built from the largest `vp`)."""
-        vp_max = jax.lax.stop_gradient(jnp.max(vp))
+        """Each axis's CPML profiles (fixed under differentiation: built from the largest `vp` of the whole
+        grid, also on one block of it)."""
+        vp_max = self.halo.all_max(jax.lax.stop_gradient(jnp.max(vp)))
         return [cpml_profiles(self.halo, self.grid, axis, vp_max, self.f0) for axis in range(2)]
 
     def _wavelet(self, t, dtype):
@@ -245,9 +250,7 @@ class ElasticWave(AbstractStaggeredModel):
         (14 stored copies per stress update; 1000², 100 steps, one core: 4.6 s against 2.0 s)."""
         half, n, h = self.order // 2, u.shape[axis], self.grid.spacing[axis]
         first = 1 - half if forward else -half
-        pad = [(0, 0)] * u.ndim
-        pad[axis] = (-first, first + self.order - 1)
-        padded = jnp.pad(u, pad, mode="wrap" if self.periodic else "constant")
+        padded = pad_zero(self.halo, self.grid.shape, u, axis, (-first, first + self.order - 1), self.periodic)
         out = None
         for k, w in enumerate(staggered(1, self.order)):
             term = float(w / h) * jax.lax.slice_in_dim(padded, k, k + n, axis=axis)
@@ -318,16 +321,26 @@ class ElasticWave(AbstractStaggeredModel):
     def add_sources(self, velocity, stress, t, source: ElasticSource, dt, which):
         if source.points is None:
             return velocity, stress
-        points = source.points
         if which == "stress" and self.source_kind == "explosive":
-            value = dt * self._wavelet(t, stress["s"].dtype)
+            points, value = self._here(source, dt * self._wavelet(t, stress["s"].dtype))
             stress = {**stress, "s": _add_at(stress["s"], points, value, (0, 1))}
         elif which == "velocity" and self.source_kind != "explosive":
             component = _VELOCITY.index(self.source_kind)
-            b = source.bx if component == 0 else source.bz
-            value = dt * self._wavelet(t, b.dtype) * _take_at(b, points)
+            points, value = self._force(source, component, t, dt)
             velocity = {"v": _add_at(velocity["v"], points, value, (component,))}
         return velocity, stress
+
+    def _here(self, source: ElasticSource, value, buoyancy=None):
+        """`(points, values)`: the sources' indices into this block (the grid's on a whole grid) and `value`
+        times `buoyancy` there (if given) per source, zero for those another block of a sharded grid holds."""
+        points, inside = locate(self.halo, self.grid.shape, source.points)
+        value = jnp.broadcast_to(value, (len(points),)) * (1 if buoyancy is None else _take_at(buoyancy, points))
+        return points, value if inside is None else jnp.where(inside, value, 0)
+
+    def _force(self, source: ElasticSource, component: int, t, dt):
+        """`_here` for the force sources: `dt F(t) / (rho hx hz)` at `vx` or `vz` (`component` 0 or 1)."""
+        b = source.bx if component == 0 else source.bz
+        return self._here(source, dt * self._wavelet(t, b.dtype), b)
 
     # ---- the padded-state step (StaggeredLeapfrog on XLA:CPU; rigid edges or CPML) -----------------
     # Layout: velocity `(nx + 2r, 2, nz + 2r)` (vx, vz), stress `(nx + 2r, 3, nz + 2r)` (sxx, szz, sxz),
@@ -347,8 +360,8 @@ class ElasticWave(AbstractStaggeredModel):
     def to_padded(self, velocity, stress, memory):
         r, s = self.order // 2, self.width + 1
 
-        def pad(x):  # (c, nx, nz) -> (nx + 2r, c, nz + 2r)
-            return jnp.pad(jnp.moveaxis(x, 0, 1), ((r, r), (0, 0), (r, r)))
+        def pad(x):  # (c, nx, nz) -> (nx + 2r, c, nz + 2r), the ghosts from the neighbours on a block
+            return exchange_ghosts(self.halo, self.grid.shape, jnp.pad(jnp.moveaxis(x, 0, 1), ((r, r), (0, 0), (r, r))))
 
         def strips(psi, axis):  # the low and the high strip
             n = psi.shape[axis]
@@ -424,10 +437,9 @@ class ElasticWave(AbstractStaggeredModel):
         v, memory = self._correct_strips(v, stress["s"], memory, op, terms, dt)
         if source.points is not None and self.source_kind != "explosive":
             component = _VELOCITY.index(self.source_kind)
-            b = source.bx if component == 0 else source.bz
-            value = dt * self._wavelet(t, b.dtype) * _take_at(b, source.points)
-            v = _add_padded(v, source.points + r, value, component, 1)
-        return {"v": v}, memory
+            points, value = self._force(source, component, t, dt)
+            v = _add_padded(v, points + r, value, component, 1)
+        return {"v": exchange_ghosts(self.halo, self.grid.shape, v)}, memory
 
     def padded_stress_update(self, t, velocity, stress, memory, out, op: ElasticOperator, source, dt):
         r, d, v, s = self.order // 2, self._diff_padded, velocity["v"], stress["s"]
@@ -447,8 +459,9 @@ class ElasticWave(AbstractStaggeredModel):
         }
         s, memory = self._correct_strips(s, velocity["v"], memory, op, terms, dt)
         if source.points is not None and self.source_kind == "explosive":
-            s = _add_padded(s, source.points + r, dt * self._wavelet(t, s.dtype), 0, 2)
-        return {"s": s}, memory
+            points, value = self._here(source, dt * self._wavelet(t, s.dtype))
+            s = _add_padded(s, points + r, value, 0, 2)
+        return {"s": exchange_ghosts(self.halo, self.grid.shape, s)}, memory
 
     def staggered_outputs(self, velocity, stress, save):
         save = ("vx", "vz", "seismogram") if save is None else ((save,) if isinstance(save, str) else tuple(save))
@@ -472,8 +485,11 @@ class ElasticWave(AbstractStaggeredModel):
         """`(vx, vz)` at the receivers (at their staggered positions), shape `(..., n_receivers, 2)`."""
         if not self.receivers:
             return jnp.zeros(vx.shape[:-2] + (0, 2), vx.dtype)
-        i, j = np.asarray(self.receivers).T
-        return jnp.stack([vx[..., i, j], vz[..., i, j]], axis=-1)
+        local, inside = locate(self.halo, self.grid.shape, np.asarray(self.receivers))
+        i, j = local.T
+        values = jnp.stack([vx[..., i, j], vz[..., i, j]], axis=-1)
+        # On one block of a sharded grid each block records the receivers it holds; the sum adds zeros (exact).
+        return values if inside is None else self.halo.all_sum(jnp.where(inside[:, None], values, 0))
 
     # ---- method of lines --------------------------------------------------------------------
     def tendency(self, t, y, params):

@@ -113,7 +113,9 @@ class StaggeredLeapfrog(AbstractFixedStep):
     with CPML layers on jax 0.12 or newer), the fields are carried with their ghost points: each
     half-update is one pass over memory that reads shifted slices and writes its interior over a
     spare buffer (the fields of the step before), instead of padding a copy of each field per
-    difference. Same values, up to XLA's choice of fused multiply-adds.
+    difference. Same values, up to XLA's choice of fused multiply-adds. On a block of a sharded grid
+    (`sciax.parallel.shard`) the ghosts across its inner sides are refreshed from the neighbouring
+    blocks after each half-update.
 
     **Arguments:** `dt` (time units); `checkpoint` (steps per recomputed block in reverse mode,
     default 64).

@@ -32,6 +32,9 @@ EQUAL = [
     "wave2d_o8",
     "wave2d_o8_fwi_grad",
     "wave3d_o4",
+    "padded2d_o8_8",
+    "padded2d_o8_8_grad",
+    "padded3d_o8_4x2",
     "placed8_o4_p",
     "placed8_o4_seismogram",
     "placed8_o4_grad",
@@ -95,7 +98,7 @@ def _parse(text: str) -> dict[str, str]:
     for line in text.splitlines():
         kind, _, rest = line.partition(" ")
         name, sep, value = rest.partition(": ")
-        if kind in ("error", "raises", "gathers") and sep:
+        if kind in ("error", "raises", "gathers", "route") and sep:
             out[f"{kind} {name}"] = value
     return out
 
@@ -127,6 +130,10 @@ def test_sharded_wave_holds_no_whole_field(eight):
     # The run-time checks of traced inputs (equinox.error_if) once made XLA gather whole fields onto one device.
     assert eight["gathers wave2d_o8_fields"] == "False"
     assert eight["gathers elastic_fields"] == "False"
+
+
+def test_acoustic_blocks_take_the_padded_step(eight):
+    assert eight["route padded2d_o8_8"] == "True" and eight["route padded3d_o8_4x2"] == "True"
 
 
 @pytest.mark.parametrize("name", BAD_INPUT)

@@ -237,6 +237,13 @@ class AbstractHalo(eqx.Module):
         with it (see `sciax.grid.split_evaluate`). `False` unless a halo says otherwise."""
         return False
 
+    @property
+    def pads_from_edges(self) -> bool:
+        """Whether `pad` along an axis reads nothing but the `width` points next to each end of that axis
+        (and `t`), so that a field's ghosts along it may be padded from the two edge slabs put side by side
+        (the padded-state steps of `sciax.pde`'s wave models). `False` unless a halo says otherwise."""
+        return False
+
     # Where the block sits: models with point sources, receivers or absorbing layers (which live at
     # global positions) ask the halo, so that the same code runs on a whole grid or on one block.
     def placement(self, shape: Sequence[int]) -> tuple[tuple, tuple[int, ...]]:
@@ -279,6 +286,10 @@ class BoundaryHalo(AbstractHalo):
     @property
     def foldable(self) -> bool:
         return edges_only(self.sides)
+
+    @property
+    def pads_from_edges(self) -> bool:
+        return True
 
     def pad(self, u, width, *, t=0.0, flux=False, axes=None):
         if u.ndim != self.grid.ndim:

@@ -46,6 +46,11 @@ class ShardedHalo(AbstractHalo):
         # Neighbours exchange the `width` points next to their edges; outer sides as a BoundaryHalo.
         return edges_only(self.sides)
 
+    @property
+    def pads_from_edges(self) -> bool:
+        # Neighbours send the `width` points next to their edges along the padded axis, whatever else `u` holds.
+        return True
+
     def _used(self) -> tuple[str, ...]:
         return tuple(name for name, size in zip(self.names, self.sizes) if name is not None and size > 1)
 

@@ -68,8 +68,10 @@ class ShardedModel(AbstractModel):
       blocks). So do they with `halo_every=k` (not `ElasticWave`, whose `StaggeredLeapfrog` states no
       reach): the extended blocks know where they sit (`WideBlockHalo`), sources are injected on every
       extended block that holds them, and receivers record on the blocks themselves.
-    - `ElasticWave` under `sciax.pde.StaggeredLeapfrog` on the CPU runs its padded-state step on each
-      block, the ghosts across inner sides refreshed from the neighbours after each half-update.
+    - Padded-state steps on the CPU run on each block: `ElasticWave` under `sciax.pde.StaggeredLeapfrog`
+      (the ghosts across inner sides refreshed from the neighbours after each half-update) and
+      `AcousticWave` under `sciax.pde.Leapfrog` where it applies (its `ShardedHalo` pads the ghosts from
+      the edge slabs, `pads_from_edges`).
 
     `y0` leaves must have the grid's shape; params leaves whose trailing axes are
     the grid's shape (e.g. a velocity model `c`) are split into the same blocks,

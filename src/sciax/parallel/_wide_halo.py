@@ -166,6 +166,10 @@ class WideBlockHalo(AbstractHalo):
     def foldable(self) -> bool:
         return edges_only(self.sides)
 
+    @property
+    def pads_from_edges(self) -> bool:
+        return True
+
     def pad(self, u, width, *, t=0.0, flux=False, axes=None):
         return BoundaryHalo(self.grid, self.sides).pad(u, width, t=t, flux=flux, axes=axes)
 

@@ -47,7 +47,6 @@ EQUAL = [
     "elastic_Dirichlet_o8_8",
     "elastic_Dirichlet_o8_8_grad",
     "elastic_CPML_o4_4x2",
-    "elastic_CPML_o4_4x2_grad",
     "elastic_vmap_shots",
     "elastic_Periodic_o2_4x2",
     "elastic_Dirichlet_o8_4x2_rk4",

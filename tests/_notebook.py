@@ -13,14 +13,24 @@ import sys
 import nbclient
 import nbformat
 
+from tests._xla_flags import fast_compile_flags
+
 NOTEBOOKS = pathlib.Path(__file__).resolve().parents[1] / "notebooks"
 
 
-def run_notebook(name: str, monkeypatch, workdir: pathlib.Path, **env: str):
-    """Run `notebooks/<name>` in `workdir`; return the executed notebook. Fails on any cell error."""
+def run_notebook(name: str, monkeypatch, workdir: pathlib.Path, *, optimize: bool = False, **env: str):
+    """Run `notebooks/<name>` in `workdir`; return the executed notebook. Fails on any cell error.
+
+    `optimize=True` runs the kernel with XLA's full optimisation instead of the suite's cheap code
+    generation (`tests/_xla_flags.py`): for notebooks whose time goes into running programs (sampling,
+    inversion) rather than compiling them."""
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
     monkeypatch.setenv("SCIAX_NOTEBOOK_SMALL", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    if optimize:
+        flags = set(fast_compile_flags())
+        kept = [flag for flag in os.environ.get("XLA_FLAGS", "").split() if flag not in flags]
+        monkeypatch.setenv("XLA_FLAGS", " ".join(kept))
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)

@@ -9,7 +9,7 @@ from tests._notebook import run_notebook, text_outputs
 
 
 def test_dae_and_delay_equations_notebook(monkeypatch, tmp_path):
-    text = text_outputs(run_notebook("dae_and_delay_equations.ipynb", monkeypatch, tmp_path))
+    text = text_outputs(run_notebook("dae_and_delay_equations.ipynb", monkeypatch, tmp_path, optimize=True))
     # DAE: Newton on node 2's equation gives the hand-solved junction voltage, and the
     # strict model names the violated algebraic row instead.
     assert _number(text, "algebraic initial value error:") < 1e-12

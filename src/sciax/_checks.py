@@ -135,7 +135,9 @@ def check_params(params):
             f"simulate: {where} must be an array or a number (params is a pytree of arrays), "
             f"got {type(leaf).__name__}: {leaf!r:.80}"
         )
-    return params
+    # Python floats become (weakly typed) arrays: inputs of the compiled solve, not constants
+    # baked into it, so a sweep over their values in a Python loop compiles once.
+    return jax.tree_util.tree_map(lambda x: jnp.asarray(x) if type(x) in (float, complex) else x, params)
 
 
 def check_positive(name: str, value):

@@ -30,7 +30,8 @@ def simulate(
       (a complex state is refused: split it into real and imaginary parts).
     - `ts`: 1-D, strictly increasing output times; `ts[0]` is the start time.
     - `params`: any pytree of arrays/numbers passed to the model's right-hand side.
-      Differentiable; never baked in as a constant. Models that declare their params
+      Differentiable; never baked in as a constant (Python floats become arrays, so a
+      sweep over their values compiles once). Models that declare their params
       (the catalogues, `ODE(..., param_shapes=...)`) check names and shapes here.
     - `method`: an `AbstractMethod` instance such as `sciax.ode.Tsit5()`; defaults
       to `model.default_method()`.

@@ -163,17 +163,36 @@ def test_bad_input():
         fd.advection_diffusion(g, bc=P, scheme="lax")
 
 
-def test_fixed_step_under_jit_with_python_number_params():
-    # Under jax.jit the CFL limit is traced even for plain-number params; the run-time
-    # check must thread onto the state, not onto params (which hold no arrays).
+def _heat_on_a_rod():
+    """Heat on [0, 1] with zero ends: model, a sine start, output times and the eager RK4 solution."""
     g = sciax.pde.Grid((32,), (1.0,), origin=(1 / 64,))
     model = sciax.pde.fd.heat(g, bc=sciax.pde.Dirichlet(0.0))
     u0 = jnp.sin(jnp.pi * jnp.asarray(g.coords()[0]))
     ts = np.linspace(0.0, 0.01, 3)
-    eager = sciax.simulate(model, u0, ts, {"D": 1.0}, method=sciax.pde.RK4(1e-4)).ys
+    return model, u0, ts, sciax.simulate(model, u0, ts, {"D": 1.0}, method=sciax.pde.RK4(1e-4)).ys
+
+
+def test_fixed_step_under_jit_with_python_number_params():
+    # Under jax.jit the CFL limit is traced even for plain-number params; the run-time
+    # check must thread onto the state, not onto params (which hold no arrays).
+    model, u0, ts, eager = _heat_on_a_rod()
     jitted = jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(1e-4)).ys)(u0)
     np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-12)
     with pytest.raises(Exception, match="CFL"):
         jax.jit(lambda u: sciax.simulate(model, u, ts, {"D": 1.0}, method=sciax.pde.RK4(5e-3)).ys)(
             u0
         ).block_until_ready()
+
+
+def test_array_params_closed_over_by_jit():
+    # A concrete jax array closed over by a jitted function is known at trace time: the positivity
+    # check reads it (and refuses a bad one then) instead of staging a test it cannot decide.
+    model, u0, ts, eager = _heat_on_a_rod()
+    good, bad = {"D": jnp.asarray(1.0)}, {"D": jnp.asarray(-1.0)}
+    jitted = jax.jit(lambda u: sciax.simulate(model, u, ts, good, method=sciax.pde.RK4(1e-4)).ys)(u0)
+    np.testing.assert_allclose(np.asarray(jitted), np.asarray(eager), rtol=1e-12)
+    with pytest.raises(ValueError, match=r'params\["D"\] must be > 0 everywhere, got minimum -1.0'):
+        jax.jit(lambda u: sciax.simulate(model, u, ts, bad, method=sciax.pde.RK4(1e-4)).ys)(u0)
+    # BDF's sparsity check runs the right-hand side under jit with the caller's params closed over.
+    sparse = sciax.simulate(model, u0, ts, good, method=sciax.ode.BDF(jacobian="sparse"), rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(np.asarray(sparse.ys), np.asarray(eager), atol=1e-6)

@@ -313,8 +313,8 @@ def diffusion_operator(
         raise ValueError(
             f"diffusion_operator: a has shape {a.shape}, but the grid has shape {grid.shape}; they must match"
         )
-    if is_concrete(a) and not bool(jnp.all(a > 0)):
-        raise ValueError(f"diffusion_operator: a must be > 0 everywhere, got minimum {float(jnp.min(a))!r}")
+    if is_concrete(a) and not np.all(np.asarray(a) > 0):  # NumPy: a may be closed over by a jit trace
+        raise ValueError(f"diffusion_operator: a must be > 0 everywhere, got minimum {float(np.asarray(a).min())!r}")
     sides = normalise_boundaries(bc, grid.ndim, "diffusion_operator: bc")
     nullspace = not any(isinstance(b, Dirichlet) for pair in sides for b in pair)
     # Half points use order // 2 points each side, twice: reach order - 1.

@@ -66,7 +66,7 @@ class Jacobi(AbstractPreconditioner):
                 f"Jacobi: operator must be a GridOperator or a lineax operator, got {type(operator).__name__}"
             )
         diag = jax.lax.stop_gradient(diag)
-        if not isinstance(diag, jax.core.Tracer) and bool(jnp.any(diag == 0)):
+        if not isinstance(diag, jax.core.Tracer) and np.any(np.asarray(diag) == 0):
             raise ValueError(
                 "Jacobi: the operator's diagonal has zero entries; Jacobi preconditioning needs a nonzero diagonal"
             )

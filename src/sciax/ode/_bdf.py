@@ -195,25 +195,34 @@ class BDF(AbstractMethod):
             if isinstance(pattern, SparsityPattern):
                 mass.on_pattern(pattern)  # M's nonzeros inside the pattern, or a clear error now
             y0 = consistent_initial_state(model, y0, ts[0], params)
-        y_flat, unravel = ravel_pytree(y0)
-        ts = jnp.asarray(ts, y_flat.dtype)
+        return _solve(self, model, pattern, y0, ts, params, rtol, atol, dt0, max_steps, kind, throw)
 
-        def f(t, y):
-            return ravel_pytree(model.rhs(t, unravel(y), params))[0]
 
-        lazy = self.lazy_factorisation
-        if isinstance(pattern, str) and pattern == "jvp":
-            linear = KrylovLinear(f, (unravel, params), self.linear_solver, self.preconditioner, mass)
-            lazy = False  # the preconditioner is rebuilt for each new c, so the operator is exact
-        else:
-            linear = _Linear(pattern, self.linear_solver, mass)
-        setup = (rtol, atol, dt0, max_steps, self.ndf, lazy, kind)
-        state, stats = _integrate(f, linear, (unravel, params), y_flat, ts, *setup)
-        success = state["status"] == _DONE
-        ys = jax.vmap(unravel)(jnp.where(jnp.arange(ts.size)[:, None] < state["idx"], state["ys"], jnp.inf))
-        if throw:
-            ys = _raise_if_failed(ys, state, ts)
-        return Solution(ts=ts, ys=ys, stats=stats, success=success, labels=model.labels())
+@eqx.filter_jit
+def _solve(method: BDF, model, pattern, y0, ts, params, rtol, atol, dt0, max_steps, kind, throw) -> Solution:
+    # One compiled program per model, method and options. Outside jit the loop would
+    # otherwise be traced and compiled again on every call: its body closes over the
+    # unravel and right-hand side made afresh here.
+    y_flat, unravel = ravel_pytree(y0)
+    ts = jnp.asarray(ts, y_flat.dtype)
+
+    def f(t, y):
+        return ravel_pytree(model.rhs(t, unravel(y), params))[0]
+
+    mass = getattr(model, "mass", None)
+    lazy = method.lazy_factorisation
+    if isinstance(pattern, str) and pattern == "jvp":
+        linear = KrylovLinear(f, (unravel, params), method.linear_solver, method.preconditioner, mass)
+        lazy = False  # the preconditioner is rebuilt for each new c, so the operator is exact
+    else:
+        linear = _Linear(pattern, method.linear_solver, mass)
+    setup = (rtol, atol, dt0, max_steps, method.ndf, lazy, kind)
+    state, stats = _integrate(f, linear, (unravel, params), y_flat, ts, *setup)
+    success = state["status"] == _DONE
+    ys = jax.vmap(unravel)(jnp.where(jnp.arange(ts.size)[:, None] < state["idx"], state["ys"], jnp.inf))
+    if throw:
+        ys = _raise_if_failed(ys, state, ts)
+    return Solution(ts=ts, ys=ys, stats=stats, success=success, labels=model.labels())
 
 
 def _raise_if_failed(ys, state, ts):
@@ -250,7 +259,8 @@ def _integrate(f, linear, args, y0, ts, rtol, atol, dt0, max_steps, ndf, lazy, k
         h0 = core.initial_step_dae(y0, slope, rtol, atol, t_end - t0)
     h0 = jnp.where(t_end > t0, h0, 1.0)  # a zero-length span only writes y0
     d_table = jnp.zeros((core.MAX_ORDER + 3, y0.size), dtype).at[0].set(y0).at[1].set(h0 * slope)
-    newton_tol = max(10 * np.finfo(dtype).eps / rtol, min(0.03, rtol**0.5))
+    # jnp, not Python's max: rtol may be an array (then traced through the jitted solve).
+    newton_tol = jnp.maximum(10 * np.finfo(dtype).eps / rtol, jnp.minimum(0.03, jnp.sqrt(rtol)))
     zero = jnp.zeros((), jnp.int32)
     state = dict(
         t=t0,

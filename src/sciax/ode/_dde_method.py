@@ -186,47 +186,8 @@ class MethodOfSteps(AbstractMethod):
         dt0 = _checks.check_positive("dt0", dt0)
         ts = jnp.asarray(ts, jnp.result_type(y0))
         n_delays = model.check_functions(ts[0], y0, params)
-        step = self._step()
-        stepper = Stepper(
-            model=model,
-            params=params,
-            ts=ts,
-            step=step,
-            breakpoint_sums=jnp.asarray(_breakpoint_sums(n_delays, step.order + 1), ts.dtype),
-            rtol=rtol,
-            atol=atol,
-            dt0=dt0,
-            adaptive=adaptive,
-            max_steps=max_steps,
-        )
-        state = stepper.init(y0, history_steps)
-        state = eqxi.while_loop(
-            lambda s: s["status"] == RUNNING,
-            stepper.iterate,
-            state,
-            max_steps=max_steps + ts.size + 1,
-            buffers=lambda s: (s["buffer"].t0, s["buffer"].t1, s["buffer"].y0, s["buffer"].y1, s["buffer"].k),
-            kind=loop_kind("MethodOfSteps", adjoint),
-        )
-        status = state["status"]
-        done = status == DONE
-        ys = jnp.where(jnp.arange(ts.size)[:, None] < state["idx"], state["ys"], jnp.inf)
-        if throw:
-            codes = sorted(self.result_messages)
-            messages = [f"sciax.simulate: MethodOfSteps stopped early: {self.result_messages[c]}" for c in codes]
-            index = jnp.clip(status - codes[0], 0, len(codes) - 1)
-            ys = eqx.branched_error_if(ys, ~done, index, messages)
-        stats = dict(
-            num_steps=state["steps"],
-            num_accepted_steps=state["buffer"].count,
-            num_rejected_steps=state["rejected"],
-            num_rhs_evals=state["nfev"],
-            max_steps=jnp.asarray(max_steps),
-            t_reached=jnp.where(done, ts[-1], state["t"]),
-        )
-        if isinstance(step, RosenbrockStep):
-            stats["num_jacobian_evals"] = state["steps"]
-        return Solution(ts=ts, ys=ys, stats=stats, success=done, result=status, labels=model.labels())
+        options = (rtol, atol, dt0, adaptive, max_steps, history_steps, loop_kind("MethodOfSteps", adjoint), throw)
+        return _solve(self, model, self._step(), n_delays, y0, ts, params, *options)
 
     def _step(self) -> RKStep | RosenbrockStep:
         if isinstance(self.rk, _ROSENBROCK):
@@ -238,6 +199,54 @@ class MethodOfSteps(AbstractMethod):
             return RosenbrockStep(tableau=self.rk.tableau, linear_solver=self.rk.linear_solver)
         solver = diffrax.Tsit5() if isinstance(self.rk, Tsit5) else diffrax.Dopri5()
         return RKStep(tableau=solver.tableau, interpolation_cls=solver.interpolation_cls, order=solver.order(None))
+
+
+@eqx.filter_jit
+def _solve(
+    method, model, step, n_delays, y0, ts, params, rtol, atol, dt0, adaptive, max_steps, history_steps, kind, throw
+):
+    # One compiled program per model, method and options: outside jit the loop would
+    # otherwise be traced and compiled again on every call (its body is a new Stepper).
+    stepper = Stepper(
+        model=model,
+        params=params,
+        ts=ts,
+        step=step,
+        breakpoint_sums=jnp.asarray(_breakpoint_sums(n_delays, step.order + 1), ts.dtype),
+        rtol=rtol,
+        atol=atol,
+        dt0=dt0,
+        adaptive=adaptive,
+        max_steps=max_steps,
+    )
+    state = stepper.init(y0, history_steps)
+    state = eqxi.while_loop(
+        lambda s: s["status"] == RUNNING,
+        stepper.iterate,
+        state,
+        max_steps=max_steps + ts.size + 1,
+        buffers=lambda s: (s["buffer"].t0, s["buffer"].t1, s["buffer"].y0, s["buffer"].y1, s["buffer"].k),
+        kind=kind,
+    )
+    status = state["status"]
+    done = status == DONE
+    ys = jnp.where(jnp.arange(ts.size)[:, None] < state["idx"], state["ys"], jnp.inf)
+    if throw:
+        codes = sorted(method.result_messages)
+        messages = [f"sciax.simulate: MethodOfSteps stopped early: {method.result_messages[c]}" for c in codes]
+        index = jnp.clip(status - codes[0], 0, len(codes) - 1)
+        ys = eqx.branched_error_if(ys, ~done, index, messages)
+    stats = dict(
+        num_steps=state["steps"],
+        num_accepted_steps=state["buffer"].count,
+        num_rejected_steps=state["rejected"],
+        num_rhs_evals=state["nfev"],
+        max_steps=jnp.asarray(max_steps),
+        t_reached=jnp.where(done, ts[-1], state["t"]),
+    )
+    if isinstance(step, RosenbrockStep):
+        stats["num_jacobian_evals"] = state["steps"]
+    return Solution(ts=ts, ys=ys, stats=stats, success=done, result=status, labels=model.labels())
 
 
 def _breakpoint_sums(n_delays: int, levels: int) -> np.ndarray:

@@ -97,10 +97,19 @@ def solve_shared_step(model, method: BDF, y0, ts, params, *, rtol, atol, dt0, ma
     dt0 = _checks.check_positive("dt0", dt0)
     if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"simulate_ensemble: max_steps must be a positive integer, got {max_steps!r}")
+    pattern = "jvp"
+    if not (isinstance(method.jacobian, str) and method.jacobian == "jvp"):
+        members = jax.tree_util.tree_leaves(y0)[0].shape[0]
+        one_y, one_p = (jax.tree_util.tree_map(lambda x: x[0], tree) for tree in (y0, params))
+        pattern = _block_pattern(method, model, one_y, one_p, ravel_pytree(one_y)[0].size, members)
+    return _solve(model, method, pattern, y0, ts, params, rtol, atol, dt0, int(max_steps), kind, throw)
+
+
+@eqx.filter_jit
+def _solve(model, method: BDF, pattern, y0, ts, params, rtol, atol, dt0, max_steps, kind, throw) -> Solution:
+    # One compiled program per model, method and options (see `_bdf._solve`).
     members = jax.tree_util.tree_leaves(y0)[0].shape[0]
-    one_y = jax.tree_util.tree_map(lambda x: x[0], y0)
-    one_p = jax.tree_util.tree_map(lambda x: x[0], params)
-    flat_one, unravel = ravel_pytree(one_y)
+    flat_one, unravel = ravel_pytree(jax.tree_util.tree_map(lambda x: x[0], y0))
     n = flat_one.size
     ys0 = jax.vmap(lambda y: ravel_pytree(y)[0])(y0)
     ts = jnp.asarray(ts, ys0.dtype)
@@ -111,7 +120,7 @@ def solve_shared_step(model, method: BDF, y0, ts, params, *, rtol, atol, dt0, ma
 
         return jax.vmap(one)(y.reshape(members, n), params).reshape(-1)
 
-    if isinstance(method.jacobian, str) and method.jacobian == "jvp":
+    if isinstance(pattern, str):
         preconditioner = None
         if method.preconditioner is not None:
             preconditioner = _MemberwisePreconditioner(method.preconditioner, unravel)
@@ -119,10 +128,9 @@ def solve_shared_step(model, method: BDF, y0, ts, params, *, rtol, atol, dt0, ma
         linear = KrylovLinear(f, (stacked, params), method.linear_solver, preconditioner, blocks=members)
         lazy = False
     else:
-        pattern = _block_pattern(method, model, one_y, one_p, n, members)
         linear = _Linear(pattern, method.linear_solver)
         lazy = method.lazy_factorisation
-    setup = (rtol, atol, dt0, int(max_steps), method.ndf, lazy, kind)
+    setup = (rtol, atol, dt0, max_steps, method.ndf, lazy, kind)
     state, stats = _integrate(f, linear, (None, params), ys0.reshape(-1), ts, *setup, members=members)
     written = jnp.arange(ts.size)[:, None] < state["idx"]
     flat = jnp.where(written, state["ys"], jnp.inf).reshape(ts.size, members, n)

@@ -172,13 +172,20 @@ def simulate_ensemble(
     y0b, pb = _broadcast_members(y0, params, in_axes, members)
     cfg = dict(rtol=float(rtol), atol=float(atol), dt0=dt0, max_steps=int(max_steps))
     spec = _KernelSpec(model, method, cfg, _backend(), int(block_size))
-    if sde:
-        ys, counts, t_reached = _sde_run(spec)(y0b, (pb, jax.random.key_data(keys)), ts)
-        return _solution(model, ys, counts, t_reached, ts, max_steps, throw)
-    forward = isinstance(adjoint, diffrax.ForwardMode)
-    run = _forward_mode_run(spec) if forward else _reverse_mode_run(spec, method, options, in_axes)
-    ys, counts, t_reached = run(y0b, pb, ts)
-    return _solution(model, ys, counts, t_reached, ts, max_steps, throw)
+    return _kernel_solve(spec, method, options, in_axes, y0b, pb, keys if sde else None, ts)
+
+
+@eqx.filter_jit
+def _kernel_solve(spec: _KernelSpec, method, options, in_axes, y0, params, keys, ts) -> Solution:
+    # One compiled program per model, method and options: outside jit the member loop
+    # would be traced and compiled again on every call.
+    if keys is not None:
+        ys, counts, t_reached = _sde_run(spec)(y0, (params, jax.random.key_data(keys)), ts)
+    elif isinstance(options.get("adjoint"), diffrax.ForwardMode):
+        ys, counts, t_reached = _forward_mode_run(spec)(y0, params, ts)
+    else:
+        ys, counts, t_reached = _reverse_mode_run(spec, method, options, in_axes)(y0, params, ts)
+    return _solution(spec.model, ys, counts, t_reached, ts, options["max_steps"], options["throw"])
 
 
 class _KernelSpec(eqx.Module):

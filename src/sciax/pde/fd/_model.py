@@ -57,8 +57,10 @@ def check_positive_field(value, name: str, what: str):
     """`ValueError` (concrete) or `equinox.error_if` (traced) unless every entry of `value` is > 0."""
     value = jnp.asarray(value)
     if not isinstance(value, jax.core.Tracer):
-        if not bool(jnp.all(value > 0)):
-            raise ValueError(f"{name}: {what} must be > 0 everywhere, got minimum {float(jnp.min(value))!r}")
+        # NumPy, not jnp: inside a jit trace jnp would stage the test on a closed-over concrete array.
+        host = np.asarray(value)
+        if not np.all(host > 0):
+            raise ValueError(f"{name}: {what} must be > 0 everywhere, got minimum {float(host.min())!r}")
         return value
     return error_if_tied(value, jnp.any(value <= 0), f"{name}: {what} must be > 0 everywhere")
 

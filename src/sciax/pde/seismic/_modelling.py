@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 from jaxtyping import Array, ArrayLike, Float
 
@@ -92,7 +93,7 @@ def model_shots(
         raise ValueError(f"model_shots: checkpoint must be an int >= 1 (steps per block), got {checkpoint!r}")
     if gradient not in ("adjoint", "autodiff"):
         raise ValueError(f'model_shots: gradient must be "adjoint" or "autodiff", got {gradient!r}')
-    check_step(survey, wavelet, dt, None if isinstance(c, jax.core.Tracer) else float(jnp.max(c)))
+    check_step(survey, wavelet, dt, None if isinstance(c, jax.core.Tracer) else float(np.asarray(c).max()))
     axes = None if mesh is None else check_mesh(survey, mesh, axis)
     return _model(survey, c, wavelet.samples.astype(c.dtype), dt, checkpoint, energy, gradient, mesh, axes)
 

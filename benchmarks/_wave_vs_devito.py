@@ -102,12 +102,32 @@ def _seconds(cmd, env) -> float:
     return float(out.stdout.strip().splitlines()[-1].split(":")[1])
 
 
+def _per_step(case, name, times, prefix, sciax_cmd, devito_python, here, env) -> None:
+    """Time `case` at 3x its steps on both sides; print each side's time per step and fixed cost per call."""
+    ndim, n, steps, order = (int(x) for x in case.split(","))
+    longer = f"{ndim},{n},{3 * steps},{order}"
+    t3_sciax = _seconds(prefix + sciax_cmd + ["--sciax-cases", longer], env)
+    t3_devito = _seconds(prefix + [devito_python, os.path.join(here, "_devito_wave.py"), longer], env)
+    per_step = []
+    for side, t1, t3 in (("sciax", times[0], t3_sciax), ("devito", times[1], t3_devito)):
+        step = (t3 - t1) / (2 * steps)
+        per_step.append(step)
+        print(f"{side}_{name}_x3_s: {t3:.4f}")
+        print(f"{side}_per_step_ms_{name}: {1e3 * step:.3f}")
+        print(f"{side}_fixed_s_{name}: {t1 - steps * step:.4f}")
+    print(f"sciax_over_devito_per_step_{name}: {per_step[0] / per_step[1]:.2f}", flush=True)
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def compare_with_devito(fd_wave: str, quick: bool, devito_python: str | None, cases=None, which="both") -> None:
-    """Run every case with sciax and with Devito, alternating, on all cores and/or pinned to core 0."""
+def compare_with_devito(
+    fd_wave: str, quick: bool, devito_python: str | None, cases=None, which="both", per_step: bool = False
+) -> None:
+    """Run every case with sciax and with Devito, alternating, on all cores and/or pinned to core 0. With `per_step`
+    each side (sciax on one device) also runs 3x the steps: the difference gives its time per step, and the rest of
+    its time a fixed cost per call (sciax: coefficients, start, buffers; Devito's timed `apply` has none)."""
     python = _devito_python(devito_python)
     if python is None:
         print("# Devito comparison skipped: devito not importable (pass --devito-python)")
@@ -144,4 +164,6 @@ def compare_with_devito(fd_wave: str, quick: bool, devito_python: str | None, ca
             print(f"sciax_over_devito_{name}: {t_sciax / t_devito:.2f}", flush=True)
             if sharded:
                 print(f"sciax_sharded_over_devito_{name}: {t_sharded / t_devito:.2f}", flush=True)
+            if per_step:
+                _per_step(case, name, (t_sciax, t_devito), prefix, [sys.executable, fd_wave], python, here, env)
         print(f"# load average after: {_load()}")

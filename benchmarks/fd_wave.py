@@ -1,7 +1,7 @@
 """Acoustic wave benchmark: sciax vs a NumPy loop vs a hand-written lax.scan; stencil bandwidth; FWI memory;
 sciax vs Devito (orders 2, 4, 8; 300^2 x 1,000 and 2000^2 x 100 steps; 200^3 x 100 at order 8).
 
-Run: python benchmarks/fd_wave.py [--quick] [--float64] [--devito-python PYTHON] [--devito-only] [--gpu]
+Run: python benchmarks/fd_wave.py [--quick] [--float64] [--devito-python PYTHON] [--devito-only] [--per-step] [--gpu]
 `--gpu` runs only the comparison cases with sciax on the default device (a GPU on a GPU session) and prints each
 time and its fraction of the device's streaming bandwidth (Devito needs no GPU run).
 Prints `name: value` lines (headers start with '#'). Reports numbers only; asserts nothing.
@@ -37,6 +37,9 @@ parser.add_argument("--devito-python", help="interpreter with devito installed (
 parser.add_argument("--devito-only", action="store_true", help="run only the comparison with Devito")
 parser.add_argument("--devito-cases", nargs="+", help='only these comparison cases, each "ndim,n,steps,order"')
 parser.add_argument("--devito-cores", choices=["all", "1", "both"], default="both", help="comparison: cores")
+parser.add_argument(
+    "--per-step", action="store_true", help="comparison: also 3x the steps (each side's time per step, fixed cost)"
+)
 parser.add_argument("--gpu", action="store_true", help="only the comparison cases on the default device (GPU)")
 parser.add_argument("--sciax-cases", nargs="+", help=argparse.SUPPRESS)  # the comparison's sciax side (subprocess)
 parser.add_argument("--host-devices", type=int, default=1, help=argparse.SUPPRESS)  # its sharded run: XLA CPU devices
@@ -61,7 +64,9 @@ if args.sciax_cases or args.devito_only or args.gpu:
     elif args.sciax_cases:
         run_sciax_cases(args.sciax_cases)
     else:
-        compare_with_devito(__file__, args.quick, args.devito_python, args.devito_cases, args.devito_cores)
+        compare_with_devito(
+            __file__, args.quick, args.devito_python, args.devito_cases, args.devito_cores, args.per_step
+        )
     sys.exit(0)
 
 DT = np.float64 if args.float64 else np.float32

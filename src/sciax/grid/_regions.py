@@ -65,7 +65,7 @@ def inner(x, reach: int):
     return x
 
 
-@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 3, 4))
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1, 3, 4, 6))
 def split_evaluate(
     padded: Callable[[PyTree, Grid], PyTree],
     interior: Callable[[PyTree], PyTree],
@@ -73,6 +73,7 @@ def split_evaluate(
     grid: Grid,
     reach: int,
     out: PyTree | None = None,
+    overwrite: Callable[[PyTree], PyTree] | None = None,
 ) -> PyTree:
     """The outputs of `padded(fields, grid)`, assembled from interior and edge strips (see the module docstring).
 
@@ -87,10 +88,16 @@ def split_evaluate(
     - `fields`: a pytree of arrays whose every axis has the grid's extent or 1 (scalars allowed).
     - `grid`: the (block's) grid; `reach`: how far the update reads along any axis.
     - `out` (optional): arrays of the outputs' shapes and dtypes whose values are not needed and
-      which `fields` do not hold (e.g. a spare buffer of a loop carry): the results are written
-      over them in place. Without it the interior is placed by `lax.pad` into a new buffer: on
-      XLA:CPU that pass is slower (a bounds test per point) and a loop carry copies the result,
-      but XLA:CPU may split it over threads, which it never does for an in-place write.
+      which `fields` do not hold (e.g. a spare buffer of a loop carry; `None` for an output without
+      arrays): the results are written over them in place. Without it the interior is placed by
+      `lax.pad` into a new buffer: on XLA:CPU that pass is slower (a bounds test per point) and a
+      loop carry copies the result, but XLA:CPU may split it over threads, which it never does for
+      an in-place write.
+    - `overwrite` (optional, instead of `out`): `overwrite(fields)` picks, among `fields`, the arrays
+      the outputs are written over, each of which the update reads only at the point it writes (e.g.
+      the field two steps back of a leapfrog carry). The strips are then computed first, and an
+      `optimization_barrier` keeps every read of `fields` ahead of the in-place writes, so no field
+      is copied. XLA:CPU before jax 0.12 ignores the barrier and copies the field.
 
     Requires `fits(grid, reach)`. `padded` and `interior` must not close over traced values (pass
     them, e.g. the time, in `fields`). Differentiable (forward and reverse mode: derivatives are
@@ -99,18 +106,24 @@ def split_evaluate(
     """
     shape, ndim = grid.shape, grid.ndim
     width = 2 * reach
+    pieces = []
+    for axis in range(ndim):
+        folded = jax.tree_util.tree_map(lambda x, axis=axis: fold(x, axis, width), fields)
+        folded_shape = shape[:axis] + (2 * width,) + shape[axis + 1 :]
+        folded_grid = Grid(folded_shape, tuple(h * n for h, n in zip(grid.spacing, folded_shape)), grid.origin)
+        pieces.append(padded(folded, folded_grid))
+    if overwrite is not None:
+        pieces, fields = lax.optimization_barrier((pieces, fields))
+        out = overwrite(fields)
     if out is None:
         out = jax.tree_util.tree_map(
             lambda a: lax.pad(a, jnp.zeros((), a.dtype), [(reach, reach, 0)] * ndim), interior(fields)
         )
     else:
-        place = lambda o, a: lax.dynamic_update_slice(o, a.astype(o.dtype), (reach,) * ndim)  # noqa: E731
-        out = jax.tree_util.tree_map(place, out, interior(fields))
-    for axis in range(ndim):
-        folded = jax.tree_util.tree_map(lambda x, axis=axis: fold(x, axis, width), fields)
-        folded_shape = shape[:axis] + (2 * width,) + shape[axis + 1 :]
-        folded_grid = Grid(folded_shape, tuple(h * n for h, n in zip(grid.spacing, folded_shape)), grid.origin)
-        strips = padded(folded, folded_grid)
+        out = jax.tree_util.tree_map(
+            functools.partial(_place_interior, reach), out, interior(fields), is_leaf=lambda x: x is None
+        )
+    for axis, strips in enumerate(pieces):
         for start, at in ((0, 0), (2 * width - reach, shape[axis] - reach)):
             # Corners come from the folds along earlier axes: later strips cover the interior there.
             corner = [reach if b < axis else 0 for b in range(ndim)]
@@ -126,8 +139,16 @@ def split_evaluate(
     return out
 
 
+def _place_interior(reach: int, out, values):
+    if out is None:  # an output without arrays (e.g. no memory variables), however its pytree is laid out
+        if jax.tree_util.tree_leaves(values):
+            raise ValueError("split_evaluate: out is None where the update returns arrays")
+        return values
+    return lax.dynamic_update_slice(out, values.astype(out.dtype), (reach,) * values.ndim)
+
+
 @split_evaluate.defjvp
-def _split_evaluate_jvp(padded, interior, grid, reach, primals, tangents):
+def _split_evaluate_jvp(padded, interior, grid, reach, overwrite, primals, tangents):
     (fields, out), (d_fields, _) = primals, tangents
     _, d_result = jax.jvp(lambda f: padded(f, grid), (fields,), (d_fields,))
-    return split_evaluate(padded, interior, fields, grid, reach, out), d_result
+    return split_evaluate(padded, interior, fields, grid, reach, out, overwrite), d_result

@@ -160,8 +160,13 @@ def test_traced_inputs_are_checked_at_run_time():
     expected = sciax.simulate(model, y0, ts, {"c": c, "source": source}, method=method, save="p").ys["p"]
     assert float(jnp.max(jnp.abs(expected))) > 0
     np.testing.assert_array_equal(np.asarray(run(c, y0)), np.asarray(expected))
-    with pytest.raises(Exception, match=r"must be > 0 everywhere"):
+    with pytest.raises(Exception, match=r'params\["c"\] must be > 0 everywhere'):
         jax.block_until_ready(run(c.at[3, 4].set(0.0), y0))
+    with_rho = jax.jit(
+        lambda rho: sciax.simulate(model, y0, ts, {"c": c, "rho": rho, "source": source}, method=method).ys["p"]
+    )
+    with pytest.raises(Exception, match=r'params\["rho"\] must be > 0 everywhere'):
+        jax.block_until_ready(with_rho(jnp.ones((20, 20)).at[2, 2].set(-1.0)))
     with pytest.raises(Exception, match=r"Leapfrog dt exceeds the CFL limit"):
         jax.block_until_ready(run(10 * c, y0))
     with pytest.raises(Exception, match=r"y0\['p'\] contains NaN or inf"):

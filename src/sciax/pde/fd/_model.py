@@ -55,14 +55,23 @@ def locate(halo: AbstractHalo, shape: tuple[int, ...], points):
 
 def check_positive_field(value, name: str, what: str):
     """`ValueError` (concrete) or `equinox.error_if` (traced) unless every entry of `value` is > 0."""
+    value, problem = positive_field_problem(value, name, what)
+    return value if problem is None else error_if_tied(value, *problem)
+
+
+def positive_field_problem(value, name: str, what: str):
+    """`(value, problem)`: `ValueError` now if `value` is concrete and not > 0 everywhere (`problem` is then
+    `None`); if traced, `problem = (predicate, message)` for `error_if_tied` on whatever array the caller
+    computes from `value` anyway (tying the check to `value` itself costs a pass over it where it has
+    several consumers)."""
     value = jnp.asarray(value)
     if not isinstance(value, jax.core.Tracer):
         # NumPy, not jnp: inside a jit trace jnp would stage the test on a closed-over concrete array.
         host = np.asarray(value)
         if not np.all(host > 0):
             raise ValueError(f"{name}: {what} must be > 0 everywhere, got minimum {float(host.min())!r}")
-        return value
-    return error_if_tied(value, jnp.any(value <= 0), f"{name}: {what} must be > 0 everywhere")
+        return value, None
+    return value, (jnp.any(value <= 0), f"{name}: {what} must be > 0 everywhere")
 
 
 class AbstractFDModel(AbstractModel):

@@ -12,10 +12,11 @@ import numpy as np
 import xarray as xr
 from jaxtyping import Array, ArrayLike, Float
 
+from ..._checks import error_if_tied
 from ..._labels import Labels
 from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, fold, inner, materialize, take
 from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
-from ..fd._model import check_positive_field, grid_labels, locate
+from ..fd._model import grid_labels, locate, positive_field_problem
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._leapfrog import AbstractWaveModel, WaveCoefficients
 
@@ -147,9 +148,15 @@ class AcousticWave(AbstractWaveModel):
     # ---- medium, sources, absorbing layers ----------------------------------------------------
     def medium(self, params) -> tuple[Array, Array]:
         """`(c, rho)` broadcast to `grid.shape`, checked > 0."""
+        c, rho, problems = self._medium(params)
+        return _tied(c, problems[:1]), _tied(rho, problems[1:])
+
+    def _medium(self, params):
+        """`(c, rho, problems)`: shapes checked and concrete values checked > 0 now; traced values' checks as
+        `(predicate, message)` pairs in `problems`, for `error_if_tied` on what the caller computes from them."""
         if not isinstance(params, dict) or "c" not in params:
             raise TypeError('AcousticWave: params must be a dict with "c" (velocity), optional "rho" and "source"')
-        out = []
+        out, problems = [], []
         for key in ("c", "rho"):
             # The default density takes c's dtype, so a float32 model stays float32 under x64.
             value = jnp.asarray(params[key]) if key in params else jnp.ones((), out[0].dtype)
@@ -157,9 +164,10 @@ class AcousticWave(AbstractWaveModel):
                 raise ValueError(
                     f'AcousticWave: params["{key}"] has shape {value.shape}, but the grid has shape {self.grid.shape}'
                 )
-            value = check_positive_field(value, "AcousticWave", f'params["{key}"]')
+            value, problem = positive_field_problem(value, "AcousticWave", f'params["{key}"]')
             out.append(jnp.broadcast_to(value, self.grid.shape))
-        return out[0], out[1]
+            problems.append(problem)
+        return out[0], out[1], problems
 
     def _source(self, params):
         if "source" not in params:
@@ -270,12 +278,18 @@ class AcousticWave(AbstractWaveModel):
         return total, tuple(new_memory)
 
     def _inverse_face_density(self, rho):
+        """`2 / (rho_i + rho_{i+1})` at the faces `i + 1/2` of each axis, the last one's `rho_n` a ghost value."""
         out = []
-        for axis in range(self.grid.ndim):
-            rp = self.halo.pad(rho, 1, flux=True, axes=(axis,))
-            index = [slice(None)] * self.grid.ndim
-            index[axis] = slice(2, None)
-            out.append(2.0 / (rho + rp[tuple(index)][tuple(slice(0, n) for n in self.grid.shape)]))
+        for axis, n in enumerate(self.grid.shape):
+            if self.halo.pads_from_edges and n >= 2:  # only the high ghost slab padded, not a copy of the field
+                ghost = take(self.halo.pad(fold(rho, axis, 1), 1, flux=True, axes=(axis,)), axis, 3, 4)
+            else:
+                ghost = take(self.halo.pad(rho, 1, flux=True, axes=(axis,)), axis, n + 1, n + 2)
+            # `lax.pad` and a select fuse into the division; a `concatenate` here is a pass of its own.
+            config = [(0, 1 if b == axis else 0, 0) for b in range(self.grid.ndim)]
+            shifted = jax.lax.pad(take(rho, axis, 1, n), jnp.zeros((), rho.dtype), config)
+            last = jax.lax.broadcasted_iota(jnp.int32, rho.shape, axis) == n - 1
+            out.append(2.0 / (rho + jnp.where(last, ghost, shifted)))
         return tuple(out)
 
     def _inject(self, field, src, c, t, scale, ghosts: int = 0):
@@ -295,9 +309,11 @@ class AcousticWave(AbstractWaveModel):
     has_interior: ClassVar[bool] = True
 
     def wave_coefficients(self, params, dt) -> WaveCoefficients:
-        c, rho = self.medium(params)
+        # The positivity checks ride on kappa, which every step reads, rather than on c and rho, which
+        # several passes read: tied to those, XLA:CPU copied each (three whole-grid copies per solve).
+        c, rho, problems = self._medium(params)
         cpml = tuple(cpml_axis(profiles, dt) for profiles in self._layers(c))
-        operator = AcousticOperator(rho * c**2, self._inverse_face_density(rho), cpml)
+        operator = AcousticOperator(_tied(rho * c**2, problems), self._inverse_face_density(rho), cpml)
         return WaveCoefficients(operator, AcousticSource(c, self._source(params)))
 
     def acceleration(self, t, p, memory, operator: AcousticOperator, grid=None):
@@ -413,13 +429,13 @@ class AcousticWave(AbstractWaveModel):
         return 2.0 / self._omega_max(params)
 
     def _omega_max(self, params):
-        c, rho = self.medium(params)
+        c, rho, problems = self._medium(params)
         lam = (
             jnp.max(rho * c**2)
             * jnp.max(1 / rho)
             * sum(symbol_radius("staggered2", self.order) / h**2 for h in self.grid.spacing)
         )
-        return jnp.sqrt(lam)
+        return _tied(jnp.sqrt(lam), problems)
 
     # ---- method of lines ------------------------------------------------------------------------
     def tendency(self, t, y, params):
@@ -479,6 +495,13 @@ class AcousticWave(AbstractWaveModel):
         return xr.DataArray(
             data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"}
         )
+
+
+def _tied(x, problems):
+    """`x`, carrying the run-time checks `problems` (`(predicate, message)` pairs or `None`)."""
+    for problem in problems:
+        x = x if problem is None else error_if_tied(x, *problem)
+    return x
 
 
 def _call(fn, *args):

@@ -103,7 +103,8 @@ def _seconds(cmd, env) -> float:
 
 
 def _per_step(case, name, times, prefix, sciax_cmd, devito_python, here, env) -> None:
-    """Time `case` at 3x its steps on both sides; print each side's time per step and fixed cost per call."""
+    """Time `case` at 3x its steps on both sides; print each side's time per step and fixed cost per call, and
+    sciax's time with `REUSED_PAGES`."""
     ndim, n, steps, order = (int(x) for x in case.split(","))
     longer = f"{ndim},{n},{3 * steps},{order}"
     t3_sciax = _seconds(prefix + sciax_cmd + ["--sciax-cases", longer], env)
@@ -116,6 +117,15 @@ def _per_step(case, name, times, prefix, sciax_cmd, devito_python, here, env) ->
         print(f"{side}_per_step_ms_{name}: {1e3 * step:.3f}")
         print(f"{side}_fixed_s_{name}: {t1 - steps * step:.4f}")
     print(f"sciax_over_devito_per_step_{name}: {per_step[0] / per_step[1]:.2f}", flush=True)
+    # The same sciax run with glibc keeping freed memory for the next call: the buffers XLA allocates per call
+    # are then no fresh pages (their page faults are part of sciax's fixed cost; docs/pde.md).
+    t1_reused = _seconds(prefix + sciax_cmd + ["--sciax-cases", case], dict(env, GLIBC_TUNABLES=REUSED_PAGES))
+    print(f"sciax_reused_pages_{name}_s: {t1_reused:.4f}")
+    print(f"sciax_reused_pages_over_devito_{name}: {t1_reused / times[1]:.2f}", flush=True)
+
+
+# glibc's malloc never returns freed memory to the kernel (no mmap for large blocks, no trimming).
+REUSED_PAGES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295"
 
 
 def _load() -> str:

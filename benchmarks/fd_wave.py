@@ -38,7 +38,9 @@ parser.add_argument("--devito-only", action="store_true", help="run only the com
 parser.add_argument("--devito-cases", nargs="+", help='only these comparison cases, each "ndim,n,steps,order"')
 parser.add_argument("--devito-cores", choices=["all", "1", "both"], default="both", help="comparison: cores")
 parser.add_argument(
-    "--per-step", action="store_true", help="comparison: also 3x the steps (each side's time per step, fixed cost)"
+    "--per-step",
+    action="store_true",
+    help="comparison: also 3x the steps (each side's time per step, fixed cost; sciax with reused pages)",
 )
 parser.add_argument("--gpu", action="store_true", help="only the comparison cases on the default device (GPU)")
 parser.add_argument("--sciax-cases", nargs="+", help=argparse.SUPPRESS)  # the comparison's sciax side (subprocess)

@@ -71,7 +71,8 @@ def positive_field_problem(value, name: str, what: str):
         if not np.all(host > 0):
             raise ValueError(f"{name}: {what} must be > 0 everywhere, got minimum {float(host.min())!r}")
         return value, None
-    return value, (jnp.any(value <= 0), f"{name}: {what} must be > 0 everywhere")
+    # A min-reduction: `any(value <= 0)` wrote the whole comparison out before reducing it (XLA:CPU).
+    return value, (jnp.min(value) <= 0, f"{name}: {what} must be > 0 everywhere")
 
 
 class AbstractFDModel(AbstractModel):

@@ -18,7 +18,7 @@ from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, fold, inner, mate
 from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
 from ..fd._model import grid_labels, locate, positive_field_problem
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
-from ._leapfrog import AbstractWaveModel, WaveCoefficients
+from ._leapfrog import AbstractWaveModel, WaveCoefficients, leapfrog_weights
 
 _OUTPUTS = ("p", "v", "seismogram")
 
@@ -372,12 +372,14 @@ class AcousticWave(AbstractWaveModel):
             pieces.append((take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half)))
         return _place_ghosts(p, jax.lax.optimization_barrier(pieces), half)
 
-    def padded_update(self, t, p, p_prev, out, operator: AcousticOperator, source: AcousticSource, dt):
+    def padded_update(self, t, p, p_prev, out, operator: AcousticOperator, source, dt, start: bool = False):
         """`2p - p_prev + dt^2 (K(p) + S(t))` in the padded layout (`order // 2` ghost points around the
         grid), its ghosts filled for `t + dt`; written over `out` (values unused) or, with `out=None`,
-        into a new buffer. The same arithmetic as the halo-padded step: each axis's face flux from
-        shifted slices of `p`, its ghost faces by the halo's flux rule from the faces next to each
-        edge (recomputed there), stored once, then the divergence from shifted slices of it."""
+        into a new buffer. `start=True`: the Taylor start `p - dt v + dt^2 K(p) / 2` (`p_prev` holds `v`,
+        grid-shaped), its ghosts filled for `t - dt`, without sources. The same arithmetic as the
+        halo-padded step: each axis's face flux from shifted slices of `p`, its ghost faces by the
+        halo's flux rule from the faces next to each edge (recomputed there), stored once, then the
+        divergence from shifted slices of it."""
         half, order, shape = self.order // 2, self.order, self.grid.shape
         weights, total = staggered(1, order), 0.0
         for axis, n in enumerate(shape):
@@ -400,14 +402,16 @@ class AcousticWave(AbstractWaveModel):
                 _pad(faces(0, n), half, axis), [ghosts if b == axis else None for b in range(len(shape))], half
             )
             total = total + apply(flux, axis, range(order), weights, n, 1 / h)
-        new = 2 * inner(p, half) - inner(p_prev, half) + dt**2 * (operator.kappa * total)
+        a, b, c = leapfrog_weights(dt, start)
+        new = a * inner(p, half) - b * (p_prev if start else inner(p_prev, half)) + c * (operator.kappa * total)
         if out is None:  # a new buffer: XLA:CPU may split this pass over its threads
             out = _pad(new, half)
         else:
             out = jax.lax.dynamic_update_slice(out, new.astype(out.dtype), (half,) * len(shape))
-        # The barriers keep the ghosts' reads of the new field out of the in-place writes (each a copy otherwise).
-        out = jax.lax.optimization_barrier(self._inject(out, source.points, source.c, t, dt**2, ghosts=half))
-        return jax.lax.optimization_barrier(self._refresh_ghosts(out, t + dt))
+        if not start:
+            # The barriers keep the ghosts' reads of the new field out of the in-place writes (each a copy otherwise).
+            out = jax.lax.optimization_barrier(self._inject(out, source.points, source.c, t, dt**2, ghosts=half))
+        return jax.lax.optimization_barrier(self._refresh_ghosts(out, t - dt if start else t + dt))
 
     def initial_memory(self, p0, operator: AcousticOperator):
         zeros = jnp.zeros_like(p0)
@@ -432,7 +436,7 @@ class AcousticWave(AbstractWaveModel):
         c, rho, problems = self._medium(params)
         lam = (
             jnp.max(rho * c**2)
-            * jnp.max(1 / rho)
+            * (1 / jnp.min(rho))  # = max(1 / rho), without a division per point
             * sum(symbol_radius("staggered2", self.order) / h**2 for h in self.grid.spacing)
         )
         return _tied(jnp.sqrt(lam), problems)

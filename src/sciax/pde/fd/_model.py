@@ -56,7 +56,14 @@ def locate(halo: AbstractHalo, shape: tuple[int, ...], points):
 def check_positive_field(value, name: str, what: str):
     """`ValueError` (concrete) or `equinox.error_if` (traced) unless every entry of `value` is > 0."""
     value, problem = positive_field_problem(value, name, what)
-    return value if problem is None else error_if_tied(value, *problem)
+    return tie_problems(value, [problem])
+
+
+def tie_problems(x, problems):
+    """`x`, carrying the run-time checks `problems` (`(predicate, message)` pairs, or `None` for none)."""
+    for problem in problems:
+        x = x if problem is None else error_if_tied(x, *problem)
+    return x
 
 
 def positive_field_problem(value, name: str, what: str):

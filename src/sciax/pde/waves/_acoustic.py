@@ -12,11 +12,10 @@ import numpy as np
 import xarray as xr
 from jaxtyping import Array, ArrayLike, Float
 
-from ..._checks import error_if_tied
 from ..._labels import Labels
 from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, fold, inner, materialize, take
 from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
-from ..fd._model import grid_labels, locate, positive_field_problem
+from ..fd._model import grid_labels, locate, positive_field_problem, tie_problems
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._leapfrog import AbstractWaveModel, WaveCoefficients, leapfrog_weights
 
@@ -149,7 +148,7 @@ class AcousticWave(AbstractWaveModel):
     def medium(self, params) -> tuple[Array, Array]:
         """`(c, rho)` broadcast to `grid.shape`, checked > 0."""
         c, rho, problems = self._medium(params)
-        return _tied(c, problems[:1]), _tied(rho, problems[1:])
+        return tie_problems(c, problems[:1]), tie_problems(rho, problems[1:])
 
     def _medium(self, params):
         """`(c, rho, problems)`: shapes checked and concrete values checked > 0 now; traced values' checks as
@@ -313,7 +312,7 @@ class AcousticWave(AbstractWaveModel):
         # several passes read: tied to those, XLA:CPU copied each (three whole-grid copies per solve).
         c, rho, problems = self._medium(params)
         cpml = tuple(cpml_axis(profiles, dt) for profiles in self._layers(c))
-        operator = AcousticOperator(_tied(rho * c**2, problems), self._inverse_face_density(rho), cpml)
+        operator = AcousticOperator(tie_problems(rho * c**2, problems), self._inverse_face_density(rho), cpml)
         return WaveCoefficients(operator, AcousticSource(c, self._source(params)))
 
     def acceleration(self, t, p, memory, operator: AcousticOperator, grid=None):
@@ -372,7 +371,9 @@ class AcousticWave(AbstractWaveModel):
             pieces.append((take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half)))
         return _place_ghosts(p, jax.lax.optimization_barrier(pieces), half)
 
-    def padded_update(self, t, p, p_prev, out, operator: AcousticOperator, source, dt, start: bool = False):
+    def padded_update(
+        self, t, p, p_prev, out, operator: AcousticOperator, source: AcousticSource | None, dt, start: bool = False
+    ):
         """`2p - p_prev + dt^2 (K(p) + S(t))` in the padded layout (`order // 2` ghost points around the
         grid), its ghosts filled for `t + dt`; written over `out` (values unused) or, with `out=None`,
         into a new buffer. `start=True`: the Taylor start `p - dt v + dt^2 K(p) / 2` (`p_prev` holds `v`,
@@ -439,7 +440,7 @@ class AcousticWave(AbstractWaveModel):
             * (1 / jnp.min(rho))  # = max(1 / rho), without a division per point
             * sum(symbol_radius("staggered2", self.order) / h**2 for h in self.grid.spacing)
         )
-        return _tied(jnp.sqrt(lam), problems)
+        return tie_problems(jnp.sqrt(lam), problems)
 
     # ---- method of lines ------------------------------------------------------------------------
     def tendency(self, t, y, params):
@@ -499,13 +500,6 @@ class AcousticWave(AbstractWaveModel):
         return xr.DataArray(
             data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"}
         )
-
-
-def _tied(x, problems):
-    """`x`, carrying the run-time checks `problems` (`(predicate, message)` pairs or `None`)."""
-    for problem in problems:
-        x = x if problem is None else error_if_tied(x, *problem)
-    return x
 
 
 def _call(fn, *args):

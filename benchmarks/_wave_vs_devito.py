@@ -2,9 +2,12 @@
 
 A case is `"ndim,n,steps,order"`: an `n^ndim` grid, `steps` leapfrog steps, stencil order `order`, float32,
 a Ricker source at the centre, random velocity (1500-2000) and density (1000-1800), only the last pressure
-kept. sciax runs `AcousticWave(bc=Neumann())` + `Leapfrog`; Devito the same variable-density scheme
-(`_devito_wave.py`). Prints `sciax_<case>_<cores>_s`, `devito_<case>_<cores>_s` and
-`sciax_over_devito_<case>_<cores>` (a time ratio: below 1 sciax is faster), and the machine load. On all cores
+kept. sciax runs `AcousticWave(bc=Neumann(), density_average="harmonic")` + `Leapfrog`; Devito the same
+variable-density scheme (`_devito_wave.py`: `b = 1/rho` averaged to the half points). Prints
+`sciax_<case>_<cores>_s`, `devito_<case>_<cores>_s` and `sciax_over_devito_<case>_<cores>` (a time ratio: below 1
+sciax is faster), and the machine load; once per case `sciax_devito_max_rel_diff_<case>`, the largest difference
+of the two last pressures over the largest pressure (with fewer steps where the wave would reach an edge,
+where the two differ: Devito's ghost points hold zeros). On all cores
 of a multi-core machine also `sciax_sharded_<case>_all_cores_s` and `sciax_sharded_over_devito_<case>_all_cores`:
 the grid sharded along its first axis over one XLA CPU device per core (`sciax.parallel.shard`, slab mesh).
 """
@@ -15,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -36,7 +40,8 @@ def _case_setup(case):
     rng = np.random.default_rng(0)
     c = (1500 + 500 * rng.random(shape)).astype(np.float32)
     rho = (1000 + 800 * rng.random(shape)).astype(np.float32)
-    model = sciax.pde.AcousticWave(sciax.pde.Grid(shape, (n * H,) * ndim), f0=F0, bc=sciax.pde.Neumann(), order=order)
+    grid = sciax.pde.Grid(shape, (n * H,) * ndim)
+    model = sciax.pde.AcousticWave(grid, f0=F0, bc=sciax.pde.Neumann(), order=order, density_average="harmonic")
     if jax.device_count() > 1:  # `--host-devices`: the grid cut along its first axis, one block per CPU device
         model = sciax.parallel.shard(model, sciax.parallel.make_mesh("slab"))
     y0 = {"p": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}
@@ -56,17 +61,35 @@ def _best_time(run, params, repeats: int) -> float:
     return best_time(run, params, repeats=repeats)
 
 
-def run_sciax_cases(cases, repeats: int = 3) -> None:
-    """Time each case with sciax (best of `repeats` after a compiling run) and print `sciax_<case>_s`."""
+def run_sciax_cases(cases, repeats: int = 3, save: str | None = None) -> None:
+    """Time each case with sciax (best of `repeats` after a compiling run) and print `sciax_<case>_s`; with
+    `save`, write the (one) case's last pressure to that .npy file."""
     for case in cases:
         run, params = _case_setup(case)
         print(f"sciax_s: {_best_time(run, params, repeats):.4f}", flush=True)
+        if save:
+            np.save(save, np.asarray(run(params)))
+
+
+def _agreement(case, sciax_cmd, devito_cmd, env) -> None:
+    """Print the largest difference between sciax's and Devito's last pressures over the largest pressure, after
+    at most as many steps as the fastest wave (2000 m/s) takes to cover 80 % of the way from the source to an edge
+    (where the two differ: Devito's ghost points hold zeros, sciax's mirror the field)."""
+    ndim, n, steps, order = (int(x) for x in case.split(","))
+    steps = min(steps, int(0.8 * (n // 2) * H / (2000 * DTIME)))
+    case, name = f"{ndim},{n},{steps},{order}", f"{ndim}d_{n}_{steps}steps_o{order}"
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f"{side}.npy") for side in ("sciax", "devito")]
+        _seconds(sciax_cmd + ["--sciax-cases", case, "--save-last", paths[0]], env)
+        _seconds(devito_cmd + [case, "--repeats", "1", "--save-last", paths[1]], env)
+        ours, theirs = (np.load(path).astype(np.float64) for path in paths)
+    print(f"sciax_devito_max_rel_diff_{name}: {np.max(np.abs(ours - theirs)) / np.max(np.abs(theirs)):.2e}", flush=True)
 
 
 def gpu_figures(quick: bool) -> None:
     """Each comparison case with sciax on the default device (a GPU on a GPU session): time and the fraction of
-    the device's streaming bandwidth. A step must at least read p, p_prev, kappa dt^2 and one inverse density
-    per axis and write p_next: (4 + ndim) fields of float32."""
+    the device's streaming bandwidth. A step must at least read p, p_prev, kappa and the buoyancy 1/rho and
+    write p_next: 5 fields of float32."""
     import jax
 
     device = jax.devices()[0]
@@ -78,7 +101,7 @@ def gpu_figures(quick: bool) -> None:
     for case in QUICK if quick else FULL:
         ndim, n, steps, order = (int(x) for x in case.split(","))
         seconds = _best_time(*_case_setup(case), repeats=5)
-        traffic = (4 + ndim) * n**ndim * 4 * steps
+        traffic = 5 * n**ndim * 4 * steps
         name = f"{ndim}d_{n}_{steps}steps_o{order}"
         print(f"{device.platform}_sciax_{name}_s: {seconds:.4f}")
         print(f"{device.platform}_sciax_{name}_Gpoint_steps_per_s: {n**ndim * steps / seconds / 1e9:.2f}")
@@ -176,4 +199,7 @@ def compare_with_devito(
                 print(f"sciax_sharded_over_devito_{name}: {t_sharded / t_devito:.2f}", flush=True)
             if per_step:
                 _per_step(case, name, (t_sciax, t_devito), prefix, [sys.executable, fd_wave], python, here, env)
+            if label == labels[0]:
+                devito_cmd = [python, os.path.join(here, "_devito_wave.py")]
+                _agreement(case, [sys.executable, fd_wave], devito_cmd, env)
         print(f"# load average after: {_load()}")

@@ -45,6 +45,7 @@ parser.add_argument(
 parser.add_argument("--gpu", action="store_true", help="only the comparison cases on the default device (GPU)")
 parser.add_argument("--sciax-cases", nargs="+", help=argparse.SUPPRESS)  # the comparison's sciax side (subprocess)
 parser.add_argument("--host-devices", type=int, default=1, help=argparse.SUPPRESS)  # its sharded run: XLA CPU devices
+parser.add_argument("--save-last", help=argparse.SUPPRESS)  # its last pressure to this .npy file (agreement check)
 args = parser.parse_args()
 if args.host_devices > 1:  # before JAX starts its CPU backend
     jax.config.update("jax_num_cpu_devices", args.host_devices)
@@ -64,7 +65,7 @@ if args.sciax_cases or args.devito_only or args.gpu:
     if args.gpu:
         gpu_figures(args.quick)
     elif args.sciax_cases:
-        run_sciax_cases(args.sciax_cases)
+        run_sciax_cases(args.sciax_cases, save=args.save_last)
     else:
         compare_with_devito(
             __file__, args.quick, args.devito_python, args.devito_cases, args.devito_cores, args.per_step

@@ -32,6 +32,8 @@ EQUAL = [
     "wave2d_o8",
     "wave2d_o8_fwi_grad",
     "wave3d_o4",
+    "wave2d_harmonic_o2",
+    "wave2d_harmonic_o2_grad",
     "padded2d_o8_8",
     "padded2d_o8_8_grad",
     "padded3d_o8_4x2",

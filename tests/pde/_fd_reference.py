@@ -6,13 +6,16 @@ import math
 import numpy as np
 
 
-def reference_wave(c, rho, dx, dy, dt, n_steps, f0, src, keep=False):
-    """Run the reference scheme; returns the final pressure (and every wavefield if `keep`)."""
+def reference_wave(c, rho, dx, dy, dt, n_steps, f0, src, keep=False, harmonic=False):
+    """Run the reference scheme; returns the final pressure (and every wavefield if `keep`). The density at
+    a half point is the mean of its two neighbours', or with `harmonic` their harmonic mean (the inverse
+    of the mean of `1 / rho`)."""
     kappa = rho * c**2
+    mean = (lambda a, b: 2 / (1 / a + 1 / b)) if harmonic else (lambda a, b: 0.5 * (a + b))
     rho_x = rho.copy()
-    rho_x[:-1] = 0.5 * (rho[1:] + rho[:-1])
+    rho_x[:-1] = mean(rho[1:], rho[:-1])
     rho_y = rho.copy()
-    rho_y[:, :-1] = 0.5 * (rho[:, 1:] + rho[:, :-1])
+    rho_y[:, :-1] = mean(rho[:, 1:], rho[:, :-1])
     a = (math.pi * f0) ** 2
     t0 = 1.2 / f0
     p = np.zeros_like(c)

@@ -20,6 +20,7 @@ from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._leapfrog import AbstractWaveModel, WaveCoefficients, leapfrog_weights
 
 _OUTPUTS = ("p", "v", "seismogram")
+_DENSITY_AVERAGES = ("arithmetic", "harmonic")
 
 
 def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Float[Array, "..."]:
@@ -34,11 +35,14 @@ def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Fl
 
 class AcousticOperator(NamedTuple):
     """What `AcousticWave.acceleration` reads: the bulk modulus `kappa = rho c^2` (points), `1 / rho`
-    at the half points of each axis, and each axis's CPML coefficients (`None` without a layer)."""
+    at the half points of each axis, each axis's CPML coefficients (`None` without a layer), and with
+    `density_average="harmonic"` the buoyancy `1 / rho` at the points (else `None`), from which the
+    one-pass step's interior takes its face values."""
 
     kappa: Array
     inv_rho_faces: tuple[Array, ...]
     cpml: tuple[CPMLAxis | None, ...]
+    buoyancy: Array | None = None
 
 
 class AcousticSource(NamedTuple):
@@ -54,9 +58,9 @@ class AcousticWave(AbstractWaveModel):
     `p_tt = kappa div(grad(p) / rho) + 4 pi c^2 s(t) delta_src` with bulk modulus
     `kappa = rho c^2` and a Ricker source `s = ricker(t, f0, amplitude)` at each
     source point. Space: staggered differences of order `order` (pressure on the
-    points, `grad(p)/rho` on the half points, `rho` averaged to the half points by
-    two-point means). With `order=2`, `bc=Neumann()` it is, to round-off, the
-    classic variable-density scheme `p+ = 2p - p- + dt^2 (kappa d + 4 pi c^2 s delta)`.
+    points, `grad(p)/rho` on the half points, `1/rho` at a half point from the two
+    points beside it: `density_average`). With `order=2`, `bc=Neumann()` it is, to
+    round-off, the classic variable-density scheme `p+ = 2p - p- + dt^2 (kappa d + 4 pi c^2 s delta)`.
 
     **State** (what `y0` and `rhs` use): `{"p": pressure, "v": dp/dt}`, each of
     shape `grid.shape`. Under `sciax.pde.Leapfrog(dt)` (the intended method) the
@@ -83,7 +87,13 @@ class AcousticWave(AbstractWaveModel):
     `receivers`: grid indices `(n_receivers, ndim)`; `bc`: `CPML(width)` (default,
     all sides), `Neumann()`, `Dirichlet(0)` (pressure release), `Periodic()`, per
     side as for any FD model, or an `AbstractHalo` (then no CPML); `order`: 2-8;
-    `amplitude` of the wavelet (default 1e-3).
+    `amplitude` of the wavelet (default 1e-3); `density_average`: `"arithmetic"` (default:
+    `1 / rho` at a half point is `2 / (rho_i + rho_{i+1})`, the effective density of Moczo et al.,
+    Bull. Seismol. Soc. Am. 92 (2002) 3042) or `"harmonic"` (`(1/rho_i + 1/rho_{i+1}) / 2`, the mean
+    buoyancy, as Devito's seismic examples evaluate `b * grad(p)` at the half points). The two agree to
+    second order where `rho` is smooth and differ at jumps. On XLA:CPU the harmonic rule's one-pass step
+    reads one buoyancy array instead of a face array per axis (2000^2 order 2, one core: about a fifth
+    less time per step).
 
     **Speed and scale:** on XLA:CPU a `Leapfrog` step without CPML is one pass over memory (interior
     from shifted slices, edge strips from folded blocks: `split_evaluate`), the same values as the
@@ -105,6 +115,7 @@ class AcousticWave(AbstractWaveModel):
     f0: float = eqx.field(static=True)
     amplitude: float = eqx.field(static=True)
     receivers: tuple[tuple[int, ...], ...] = eqx.field(static=True)
+    density_average: str = eqx.field(static=True)
 
     def __init__(
         self,
@@ -116,6 +127,7 @@ class AcousticWave(AbstractWaveModel):
         order: int = 2,
         amplitude: float = 1e-3,
         time_units: str | None = "s",
+        density_average: str = "arithmetic",
     ):
         if not isinstance(grid, Grid) or grid.ndim not in (2, 3):
             raise ValueError(f"AcousticWave: grid must be a 2-D or 3-D sciax.pde.Grid, got {grid!r}")
@@ -142,6 +154,11 @@ class AcousticWave(AbstractWaveModel):
             )
         self.receivers = tuple(tuple(int(i) for i in r) for r in rec)
         self.f0, self.amplitude = float(f0), float(amplitude)
+        if density_average not in _DENSITY_AVERAGES:
+            raise ValueError(
+                f"AcousticWave: density_average must be one of {_DENSITY_AVERAGES}, got {density_average!r}"
+            )
+        self.density_average = density_average
         self.info = grid_labels(grid, "p", None, None, time_units)
 
     # ---- medium, sources, absorbing layers ----------------------------------------------------
@@ -228,10 +245,11 @@ class AcousticWave(AbstractWaveModel):
             total = total + div
         return total, tuple(new_memory)
 
-    def _divergence_interior(self, p, inv_rho_faces, cpml, memory):
+    def _divergence_interior(self, p, operator: AcousticOperator, memory):
         """`_divergence` on the points `R .. n - R - 1` of every axis (`R = order - 1`, its reach), from
         shifted slices only: no halo, no padded copy, the same arithmetic in the same order."""
         nd, order, half, reach = self.grid.ndim, self.order, self.order // 2, self.order - 1
+        inv_rho_faces, cpml = operator.inv_rho_faces, operator.cpml
         total, new_memory = 0.0, []
         for axis in range(nd):
             n, h = p.shape[axis], self.grid.spacing[axis]
@@ -259,12 +277,21 @@ class AcousticWave(AbstractWaveModel):
                 # its offsets. At orders 2 and 4 the recomputation costs less than the extra pass over
                 # memory (XLA:CPU, one core: 2000² order 2, 6.8 against 13.6 ms a step).
                 store = materialize if order >= 6 else _call
+                if operator.buoyancy is None:
+                    face, coefficient = on_faces, inv_rho_faces[axis]
+                else:
+                    # The mean buoyancy from the one array at the points, the face arrays unread: a stream
+                    # fewer per axis (one core, 2000^2 order 2, 100 steps: 0.40 -> 0.32 s).
+                    face = lambda b, n=n, axis=axis, across=across: _mean(  # noqa: E731
+                        take(across(b), axis, half - 1, n - half), take(across(b), axis, half, n - half + 1)
+                    )
+                    coefficient = operator.buoyancy
                 flux = store(
-                    lambda p, b, axis=axis, h=h, on_faces=on_faces, across=across: (
-                        staggered_valid(across(p), axis, order, h) * on_faces(b)
+                    lambda p, b, axis=axis, h=h, face=face, across=across: (
+                        staggered_valid(across(p), axis, order, h) * face(b)
                     ),
                     p,
-                    inv_rho_faces[axis],
+                    coefficient,
                 )
             div = staggered_valid(flux, axis, order, h)
             if layer is not None:
@@ -277,18 +304,22 @@ class AcousticWave(AbstractWaveModel):
         return total, tuple(new_memory)
 
     def _inverse_face_density(self, rho):
-        """`2 / (rho_i + rho_{i+1})` at the faces `i + 1/2` of each axis, the last one's `rho_n` a ghost value."""
-        out = []
+        """`1 / rho` at the faces `i + 1/2` of each axis (`density_average`): `2 / (rho_i + rho_{i+1})` or
+        `(1 / rho_i + 1 / rho_{i+1}) / 2`, the last face's `rho_n` a ghost value (`1 / rho_n` the ghost of
+        `1 / rho`)."""
+        harmonic = self.density_average == "harmonic"
+        x, out = (1 / rho if harmonic else rho), []
         for axis, n in enumerate(self.grid.shape):
             if self.halo.pads_from_edges and n >= 2:  # only the high ghost slab padded, not a copy of the field
-                ghost = take(self.halo.pad(fold(rho, axis, 1), 1, flux=True, axes=(axis,)), axis, 3, 4)
+                ghost = take(self.halo.pad(fold(x, axis, 1), 1, flux=True, axes=(axis,)), axis, 3, 4)
             else:
-                ghost = take(self.halo.pad(rho, 1, flux=True, axes=(axis,)), axis, n + 1, n + 2)
+                ghost = take(self.halo.pad(x, 1, flux=True, axes=(axis,)), axis, n + 1, n + 2)
             # `lax.pad` and a select fuse into the division; a `concatenate` here is a pass of its own.
             config = [(0, 1 if b == axis else 0, 0) for b in range(self.grid.ndim)]
-            shifted = jax.lax.pad(take(rho, axis, 1, n), jnp.zeros((), rho.dtype), config)
-            last = jax.lax.broadcasted_iota(jnp.int32, rho.shape, axis) == n - 1
-            out.append(2.0 / (rho + jnp.where(last, ghost, shifted)))
+            shifted = jax.lax.pad(take(x, axis, 1, n), jnp.zeros((), x.dtype), config)
+            last = jax.lax.broadcasted_iota(jnp.int32, x.shape, axis) == n - 1
+            beside = jnp.where(last, ghost, shifted)
+            out.append(_mean(x, beside) if harmonic else 2.0 / (x + beside))
         return tuple(out)
 
     def _inject(self, field, src, c, t, scale, ghosts: int = 0):
@@ -312,7 +343,10 @@ class AcousticWave(AbstractWaveModel):
         # several passes read: tied to those, XLA:CPU copied each (three whole-grid copies per solve).
         c, rho, problems = self._medium(params)
         cpml = tuple(cpml_axis(profiles, dt) for profiles in self._layers(c))
-        operator = AcousticOperator(tie_problems(rho * c**2, problems), self._inverse_face_density(rho), cpml)
+        faces, buoyancy = self._inverse_face_density(rho), None
+        if self.density_average == "harmonic":
+            buoyancy = 1 / rho
+        operator = AcousticOperator(tie_problems(rho * c**2, problems), faces, cpml, buoyancy)
         return WaveCoefficients(operator, AcousticSource(c, self._source(params)))
 
     def acceleration(self, t, p, memory, operator: AcousticOperator, grid=None):
@@ -322,7 +356,7 @@ class AcousticWave(AbstractWaveModel):
         return operator.kappa * div, memory
 
     def acceleration_interior(self, p, memory, operator: AcousticOperator):
-        div, memory = self._divergence_interior(p, operator.inv_rho_faces, operator.cpml, memory)
+        div, memory = self._divergence_interior(p, operator, memory)
         return inner(operator.kappa, self.order - 1) * div, memory
 
     def add_source(self, field, t, source: AcousticSource, scale):
@@ -504,6 +538,11 @@ class AcousticWave(AbstractWaveModel):
 
 def _call(fn, *args):
     return fn(*args)
+
+
+def _mean(a, b):
+    """`(a + b) / 2`, one expression for every route, so that each rounds it alike."""
+    return 0.5 * (a + b)
 
 
 def _pad(x, width: int, axis: int | None = None):

@@ -78,17 +78,18 @@ def _transposed_derivative(g: Array, halo, axis: int, order: int, spacing: float
 def transposed_step(model, operator, dt: float, a: Array, a_prev: Array, memory) -> tuple[Array, tuple]:
     """`(a+, memory+)`: one step of the adjoint field (see the module docstring).
 
-    `model`: the `AcousticWave`; `operator`: its `AcousticOperator` (`kappa`, `1 / rho` at the faces,
+    `model`: the `AcousticWave`; `operator`: its `AcousticOperator` (`kappa`, `1 / rho` at the faces (`FaceBuoyancy`),
     CPML coefficients); `a`, `a_prev`: the adjoint field now and one (backward) step before
     (`grid.shape`); `memory`: per axis the CPML memory cotangents (`CPMLMemory` or `None`).
     """
     g = dt**2 * operator.kappa * a
     total, new_memory = 2 * a - a_prev, []
-    for axis, (layer, inv_rho) in enumerate(zip(operator.cpml, operator.inv_rho_faces, strict=True)):
+    for axis, (layer, faces) in enumerate(zip(operator.cpml, operator.inv_rho_faces, strict=True)):
         h = model.grid.spacing[axis]
 
-        def face_cotangent(g, inv_rho, layer, l_memory, axis=axis, h=h):
+        def face_cotangent(g, faces, layer, l_memory, axis=axis, h=h):
             """The cotangent of `dp` (faces) and the new CPML memory cotangents."""
+            inv_rho = faces.at(axis)
             if layer is None:
                 g_d = g
             else:
@@ -102,7 +103,7 @@ def transposed_step(model, operator, dt: float, a: Array, a_prev: Array, memory)
             return g_dp, type(l_memory)(layer.faces.b * s_faces, layer.points.b * s_points)
 
         # Stored once: fused into the outer transposed stencil it would be recomputed at each offset.
-        g_dp, l_memory = materialize(face_cotangent, g, inv_rho, layer, None if layer is None else memory[axis])
+        g_dp, l_memory = materialize(face_cotangent, g, faces, layer, None if layer is None else memory[axis])
         total = total + _transposed_derivative(g_dp, model.halo, axis, model.order, h, forward=True, flux=False)
         new_memory.append(l_memory)
     return total, tuple(new_memory)

@@ -33,16 +33,36 @@ def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Fl
     return amplitude * (1 - 2 * a * tau**2) * jnp.exp(-a * tau**2)
 
 
+class FaceBuoyancy(NamedTuple):
+    """`1 / rho` at the half points `i + 1/2` of one axis (`at(axis)`): `values` itself (grid-shaped), or with
+    `points` (`1 / rho` at the points, `density_average="harmonic"`) the mean of `points` at `i` and `i + 1`,
+    `values` then holding the ghost `1 / rho_n` beyond the last point (extent 1 along the axis). The harmonic
+    rule's face values are computed where they are read: no array of them is stored (nor faulted in) per solve,
+    and on folded blocks (`split_evaluate`) from the folded points and the grid's own ghosts."""
+
+    values: Array
+    points: Array | None = None
+
+    def at(self, axis: int) -> Array:
+        if self.points is None:
+            return self.values
+        b, n = self.points, self.points.shape[axis]
+        if n == 1:
+            return _mean(b, self.values)
+        config = [(0, 1 if a == axis else 0, 0) for a in range(b.ndim)]
+        beside = jax.lax.pad(take(b, axis, 1, n), jnp.zeros((), b.dtype), config)
+        last = jax.lax.broadcasted_iota(jnp.int32, b.shape, axis) == n - 1
+        return _mean(b, jnp.where(last, self.values, beside))
+
+
 class AcousticOperator(NamedTuple):
     """What `AcousticWave.acceleration` reads: the bulk modulus `kappa = rho c^2` (points), `1 / rho`
-    at the half points of each axis, each axis's CPML coefficients (`None` without a layer), and with
-    `density_average="harmonic"` the buoyancy `1 / rho` at the points (else `None`), from which the
-    one-pass step's interior takes its face values."""
+    at the half points of each axis (`FaceBuoyancy`), and each axis's CPML coefficients (`None` without
+    a layer)."""
 
     kappa: Array
-    inv_rho_faces: tuple[Array, ...]
+    inv_rho_faces: tuple[FaceBuoyancy, ...]
     cpml: tuple[CPMLAxis | None, ...]
-    buoyancy: Array | None = None
 
 
 class AcousticSource(NamedTuple):
@@ -90,10 +110,10 @@ class AcousticWave(AbstractWaveModel):
     `amplitude` of the wavelet (default 1e-3); `density_average`: `"arithmetic"` (default:
     `1 / rho` at a half point is `2 / (rho_i + rho_{i+1})`, the effective density of Moczo et al.,
     Bull. Seismol. Soc. Am. 92 (2002) 3042) or `"harmonic"` (`(1/rho_i + 1/rho_{i+1}) / 2`, the mean
-    buoyancy, as Devito's seismic examples evaluate `b * grad(p)` at the half points). The two agree to
-    second order where `rho` is smooth and differ at jumps. On XLA:CPU the harmonic rule's one-pass step
-    reads one buoyancy array instead of a face array per axis (2000^2 order 2, one core: about a fifth
-    less time per step).
+    buoyancy: Devito's `div(b grad(p))` with `b = 1/rho` averaged to the half points). The two agree to
+    second order where `rho` is smooth and differ at jumps. The harmonic rule stores no face arrays: each
+    step reads `1/rho` at the points, one array for every axis (on XLA:CPU, one core, 2000^2 order 2 x 100
+    steps: 0.41 -> 0.32 s).
 
     **Speed and scale:** on XLA:CPU a `Leapfrog` step without CPML is one pass over memory (interior
     from shifted slices, edge strips from folded blocks: `split_evaluate`), the same values as the
@@ -222,9 +242,9 @@ class AcousticWave(AbstractWaveModel):
         for axis in range(grid.ndim):
             layer, n, h = cpml[axis], grid.shape[axis], grid.spacing[axis]
 
-            def face_flux(padded, inv_rho, layer, psi, axis=axis, n=n, h=h):
+            def face_flux(padded, faces, layer, psi, axis=axis, n=n, h=h):
                 # `staggered_derivative(p, forward=True)` from the padded field: points i + 1 .. i + order.
-                dp = apply(padded, axis, range(1, order + 1), weights, n, 1 / h)
+                dp, inv_rho = apply(padded, axis, range(1, order + 1), weights, n, 1 / h), faces.at(axis)
                 if layer is None:
                     return dp * inv_rho, None
                 psi_p = layer.faces.b * psi + layer.faces.a * dp
@@ -271,21 +291,22 @@ class AcousticWave(AbstractWaveModel):
                 points, faces = layer.points, layer.faces
                 psi_p = on_faces(faces.b) * on_faces(memory[axis].faces) + on_faces(faces.a) * dp
                 dp = dp * on_faces(faces.inv_kappa) + psi_p
-                flux = dp * on_faces(inv_rho_faces[axis])
+                flux = dp * on_faces(inv_rho_faces[axis].at(axis))
             else:
                 # Stored once from order 6: fused into the outer stencil it would be recomputed at each of
                 # its offsets. At orders 2 and 4 the recomputation costs less than the extra pass over
                 # memory (XLA:CPU, one core: 2000² order 2, 6.8 against 13.6 ms a step).
                 store = materialize if order >= 6 else _call
-                if operator.buoyancy is None:
-                    face, coefficient = on_faces, inv_rho_faces[axis]
+                faces = inv_rho_faces[axis]
+                if faces.points is None:
+                    face, coefficient = on_faces, faces.values
                 else:
-                    # The mean buoyancy from the one array at the points, the face arrays unread: a stream
-                    # fewer per axis (one core, 2000^2 order 2, 100 steps: 0.40 -> 0.32 s).
+                    # The mean buoyancy from the one array at the points (its ghosts unread here): one stream
+                    # for every axis (one core, 2000^2 order 2, 100 steps: 0.40 -> 0.32 s).
                     face = lambda b, n=n, axis=axis, across=across: _mean(  # noqa: E731
                         take(across(b), axis, half - 1, n - half), take(across(b), axis, half, n - half + 1)
                     )
-                    coefficient = operator.buoyancy
+                    coefficient = faces.points
                 flux = store(
                     lambda p, b, axis=axis, h=h, face=face, across=across: (
                         staggered_valid(across(p), axis, order, h) * face(b)
@@ -303,10 +324,10 @@ class AcousticWave(AbstractWaveModel):
             total = total + div
         return total, tuple(new_memory)
 
-    def _inverse_face_density(self, rho):
-        """`1 / rho` at the faces `i + 1/2` of each axis (`density_average`): `2 / (rho_i + rho_{i+1})` or
-        `(1 / rho_i + 1 / rho_{i+1}) / 2`, the last face's `rho_n` a ghost value (`1 / rho_n` the ghost of
-        `1 / rho`)."""
+    def _inverse_face_density(self, rho) -> tuple[FaceBuoyancy, ...]:
+        """`1 / rho` at the faces `i + 1/2` of each axis (`density_average`): `2 / (rho_i + rho_{i+1})` (stored) or
+        `(1 / rho_i + 1 / rho_{i+1}) / 2` (from `1 / rho` where read), the last face's `rho_n` a ghost value
+        (`1 / rho_n` the ghost of `1 / rho`)."""
         harmonic = self.density_average == "harmonic"
         x, out = (1 / rho if harmonic else rho), []
         for axis, n in enumerate(self.grid.shape):
@@ -314,12 +335,14 @@ class AcousticWave(AbstractWaveModel):
                 ghost = take(self.halo.pad(fold(x, axis, 1), 1, flux=True, axes=(axis,)), axis, 3, 4)
             else:
                 ghost = take(self.halo.pad(x, 1, flux=True, axes=(axis,)), axis, n + 1, n + 2)
+            if harmonic:
+                out.append(FaceBuoyancy(ghost, x))
+                continue
             # `lax.pad` and a select fuse into the division; a `concatenate` here is a pass of its own.
             config = [(0, 1 if b == axis else 0, 0) for b in range(self.grid.ndim)]
             shifted = jax.lax.pad(take(x, axis, 1, n), jnp.zeros((), x.dtype), config)
             last = jax.lax.broadcasted_iota(jnp.int32, x.shape, axis) == n - 1
-            beside = jnp.where(last, ghost, shifted)
-            out.append(_mean(x, beside) if harmonic else 2.0 / (x + beside))
+            out.append(FaceBuoyancy(2.0 / (x + jnp.where(last, ghost, shifted))))
         return tuple(out)
 
     def _inject(self, field, src, c, t, scale, ghosts: int = 0):
@@ -343,10 +366,7 @@ class AcousticWave(AbstractWaveModel):
         # several passes read: tied to those, XLA:CPU copied each (three whole-grid copies per solve).
         c, rho, problems = self._medium(params)
         cpml = tuple(cpml_axis(profiles, dt) for profiles in self._layers(c))
-        faces, buoyancy = self._inverse_face_density(rho), None
-        if self.density_average == "harmonic":
-            buoyancy = 1 / rho
-        operator = AcousticOperator(tie_problems(rho * c**2, problems), faces, cpml, buoyancy)
+        operator = AcousticOperator(tie_problems(rho * c**2, problems), self._inverse_face_density(rho), cpml)
         return WaveCoefficients(operator, AcousticSource(c, self._source(params)))
 
     def acceleration(self, t, p, memory, operator: AcousticOperator, grid=None):
@@ -418,7 +438,7 @@ class AcousticWave(AbstractWaveModel):
         half, order, shape = self.order // 2, self.order, self.grid.shape
         weights, total = staggered(1, order), 0.0
         for axis, n in enumerate(shape):
-            h, inv_rho = self.grid.spacing[axis], operator.inv_rho_faces[axis]
+            h, inv_rho = self.grid.spacing[axis], operator.inv_rho_faces[axis].at(axis)
             line = p
             for b in range(len(shape)):  # the grid's points along every other axis
                 line = line if b == axis else take(line, b, half, half + shape[b])

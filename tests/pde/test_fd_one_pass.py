@@ -21,8 +21,9 @@ CASES = [
     ((20, 24, 28), W.CPML(3), 2),
     ((32, 30, 28), ((W.Neumann(), W.Dirichlet(0.3)), W.Periodic(), W.CPML(4)), 6),
 ]
-# `density_average="harmonic"`: the interior takes its face values from the buoyancy at the points (no CPML),
-# the edge strips from the face arrays.
+# `density_average="harmonic"`: the face values computed from the buoyancy at the points where read (the interior
+# without CPML from shifted slices, the edge strips from folded blocks of it and its ghosts), as on large grids
+# (forced here); "harmonic-stored": stored once, as at order 4 and on small grids.
 HARMONIC = [
     ((40, 36), W.Neumann(), 2),
     ((44, 40), W.Dirichlet(0.5), 4),
@@ -30,14 +31,28 @@ HARMONIC = [
     ((50, 46), W.CPML(6), 4),
     ((20, 24, 28), ((W.Neumann(), W.Dirichlet(0.3)), W.Periodic(), W.Neumann()), 2),
 ]
-BOTH = [(*case, "arithmetic") for case in CASES] + [(*case, "harmonic") for case in HARMONIC]
+BOTH = (
+    [(*case, "arithmetic") for case in CASES]
+    + [(*case, "harmonic") for case in HARMONIC]
+    + [(*case, "harmonic-stored") for case in HARMONIC[:2]]
+)
+
+
+def _coefficients(model, params, average):
+    """`model.wave_coefficients`, the harmonic rule's face values stored or not as `average` says."""
+    with pytest.MonkeyPatch.context() as patch:
+        if average.startswith("harmonic"):
+            patch.setattr(W.AcousticWave, "_stores_faces", lambda self: average == "harmonic-stored")
+        return model.wave_coefficients(params, 1e-3)
 
 
 def _fields(shape, bc, order, seed=1, average="arithmetic"):
     rng = np.random.default_rng(seed)
-    model = W.AcousticWave(W.Grid(shape, 1.0), f0=5.0, bc=bc, order=order, density_average=average)
+    model = W.AcousticWave(W.Grid(shape, 1.0), f0=5.0, bc=bc, order=order, density_average=average.split("-")[0])
     params = {"c": jnp.asarray(1 + rng.random(shape)), "rho": jnp.asarray(1 + rng.random(shape))}
-    operator = model.wave_coefficients(params, 1e-3).operator
+    operator = _coefficients(model, params, average).operator
+    # Computed where read or stored, as asked.
+    assert all((f.points is None) == (average != "harmonic") for f in operator.inv_rho_faces)
     memory = tuple(
         None if c is None else CPMLMemory(*(jnp.asarray(rng.standard_normal(shape)) for _ in range(2)))
         for c in operator.cpml
@@ -127,7 +142,7 @@ def test_harmonic_density_gradient_equals_padded(shape, bc, order):
     c = jnp.asarray(1 + np.random.default_rng(4).random(shape))
 
     def loss(update, rho):
-        operator = model.wave_coefficients({"c": c, "rho": rho}, 1e-3).operator
+        operator = _coefficients(model, {"c": c, "rho": rho}, "harmonic").operator
         return jnp.sum(update(fields._replace(operator=operator))[0] ** 3)
 
     rho = jnp.asarray(1 + np.random.default_rng(5).random(shape))

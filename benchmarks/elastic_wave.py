@@ -7,7 +7,10 @@ velocity–stress scheme (`benchmarks/_devito_elastic.py`, the formulation of De
 Run: python benchmarks/elastic_wave.py [--quick] [--devito-python PYTHON] [--cases n,steps,order ...]
 Prints `name: value` lines (headers start with '#'): each side's best time over `--repeats` runs after a
 warm-up (compilation excluded), the ratio sciax / Devito (< 1: sciax faster), both sides' largest |vx|
-(the same problem: they differ by the source's half-step timing and the buoyancy averaging, a few %),
+(the same problem), once per case `sciax_devito_max_rel_diff_<case>` (the largest difference of the two last
+`vx` fields over the largest |vx|, after at most as many steps as the fastest wave takes to cover 80 % of the
+way to an edge: the same scheme, `density_average="harmonic"` and the source sampled at the half steps on both
+sides, agrees to float32 round-off),
 a sciax run with CPML(20) layers for their cost, and the load average before and after (the machine is
 shared; times under load are noisy). Each side runs in its own process, one after the other, on all cores
 (XLA's default threads; Devito's OpenMP with `OMP_NUM_THREADS` = the core count) and pinned to one
@@ -33,10 +36,12 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import sciax
 from sciax.pde import CPML, Dirichlet, ElasticWave, Grid, StaggeredLeapfrog
@@ -53,6 +58,7 @@ parser.add_argument("--cores", choices=["all", "1", "both"], default="both")
 parser.add_argument("--no-cpml", action="store_true", help="skip the sciax run with CPML layers")
 parser.add_argument("--sciax-case", help=argparse.SUPPRESS)  # "n,steps,order,cpml": one sciax run (subprocess)
 parser.add_argument("--host-devices", type=int, default=1, help=argparse.SUPPRESS)  # its sharded run: CPU devices
+parser.add_argument("--save-last", help=argparse.SUPPRESS)  # its last vx to this .npy file (agreement check)
 args = parser.parse_args()
 if args.host_devices > 1:  # before JAX starts its CPU backend
     jax.config.update("jax_num_cpu_devices", args.host_devices)
@@ -67,7 +73,8 @@ else:
 
 def sciax_run(n: int, steps: int, order: int, bc):
     vp, vs, rho = medium(n)
-    model = ElasticWave(Grid((n, n), n * H), f0=F0, bc=bc, order=order, receivers=[(n // 2 + 1, n // 2)])
+    grid = Grid((n, n), n * H)
+    model = ElasticWave(grid, f0=F0, bc=bc, order=order, receivers=[(n // 2 + 1, n // 2)], density_average="harmonic")
     if jax.device_count() > 1:  # `--host-devices`: the grid cut along x, one block per CPU device
         model = sciax.parallel.shard(model, sciax.parallel.make_mesh("slab"))
     params = {"vp": jnp.asarray(vp), "vs": jnp.asarray(vs), "rho": jnp.asarray(rho), "source": jnp.array([n // 2] * 2)}
@@ -87,6 +94,8 @@ def sciax_run(n: int, steps: int, order: int, bc):
         best = min(best, time.perf_counter() - start)
         if best > 20:
             break
+    if args.save_last:
+        np.save(args.save_last, np.asarray(out))
     return best, float(jnp.max(jnp.abs(out)))
 
 
@@ -96,6 +105,19 @@ def side(cmd, cores: str, env: dict) -> dict:
         cmd = ["taskset", "-c", "0", *cmd]
     out = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout
     return {k: float(v) for k, v in (line.split(": ") for line in out.splitlines() if ": " in line)}
+
+
+def agreement(n: int, steps: int, order: int, me: list, devito: str) -> None:
+    """Print the largest difference between the two sides' last `vx` over the largest |vx| (fewer steps where the
+    fastest wave, 3000 m/s, would come within 20 % of an edge)."""
+    steps = min(steps, int(0.8 * (n // 2) * H / (3000 * DTIME)))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [os.path.join(tmp, f"{k}.npy") for k in ("sciax", "devito")]
+        side([*me, f"{n},{steps},{order},0", "--save-last", paths[0]], "all", {})
+        side([args.devito_python, devito, f"{n},{steps},{order}", "--repeats", "1", "--save-last", paths[1]], "all", {})
+        ours, theirs = (np.load(path).astype(np.float64) for path in paths)
+    diff = np.max(np.abs(ours - theirs)) / np.max(np.abs(theirs))
+    print(f"sciax_devito_max_rel_diff_{n}_{steps}_o{order}: {diff:.2e}", flush=True)
 
 
 def compare(n: int, steps: int, order: int, cores: str):
@@ -121,6 +143,8 @@ def compare(n: int, steps: int, order: int, cores: str):
         print(f"ratio_sciax_sharded_over_devito_{tag}: {sharded['sciax_s'] / d_time:.3f}")
     print(f"sciax_elastic_{tag}_Mpoint_steps_per_s: {n * n * steps / s_time / 1e6:.1f}")
     print(f"max_abs_vx_{tag}_sciax_devito: {s['max_abs_vx']:.4g} {d[f'devito_elastic_{name}_max_abs_vx']:.4g}")
+    if cores == ("1" if args.cores == "1" else "all"):
+        agreement(n, steps, order, me, devito)
     if not args.no_cpml:
         c = side([*me, f"{n},{steps},{order},1"], cores, {"XLA_FLAGS": xla})
         print(f"sciax_elastic_cpml20_{tag}_s: {c['sciax_s']:.4f}")

@@ -30,6 +30,7 @@ _COMPONENT = {"vx": 0, "vz": 1, "sxx": 0, "szz": 1, "sxz": 2}  # in the padded l
 _STRIPS_IN_PLACE = tuple(int(x) for x in jax.__version__.split(".")[:2]) >= (0, 12)
 _OUTPUTS = _VELOCITY + _STRESS + ("seismogram",)
 _SOURCES = ("explosive", "vx", "vz")
+_DENSITY_AVERAGES = ("arithmetic", "harmonic")
 # The derivatives a CPML stretches: name -> (field, axis, forward). Forward differences land on the
 # half points of their axis, backward ones on the points.
 _DERIVATIVES = {
@@ -77,7 +78,9 @@ class ElasticWave(AbstractStaggeredModel):
     `vz` at `(x_i, z_j + hz/2)`; `sxz` at `(x_i + hx/2, z_j + hz/2)`; index `[i, j]` of each
     field is its position next to point `(i, j)`. Staggered differences of order `order` (2:
     Virieux; 4: Levander 1988; up to 8). The medium at the staggered positions: `1/rho` from
-    two-point means of `rho`, `mu` at `sxz` the mean of the four surrounding points' `mu`.
+    two-point means of `rho` (`density_average="arithmetic"`, the default) or of `1/rho` (`"harmonic"`,
+    the mean buoyancy, as Devito's elastic examples take `b` at `vx` and `vz`), `mu` at `sxz` the mean of
+    the four surrounding points' `mu`.
 
     **Sources** (`source=`): `"explosive"` adds `M(t) / (hx hz)` to `sxx` and `szz` at point
     `(i, j)` (an isotropic moment density, `M` a Ricker wavelet `ricker(t, f0, amplitude)`);
@@ -103,7 +106,8 @@ class ElasticWave(AbstractStaggeredModel):
     **Arguments:** `grid` (2-D); `f0` (wavelet frequency, 1/time); `source` (kind, above);
     `receivers`: grid indices `(n_receivers, 2)`; `bc`: `CPML(width)` on all four sides
     (default `CPML(20)`; fields vanish past the layer), `Dirichlet(0)` (every field zero past the
-    edge: rigid, no absorption) or `Periodic()`; `order`: 2, 4, 6 or 8; `amplitude`.
+    edge: rigid, no absorption) or `Periodic()`; `order`: 2, 4, 6 or 8; `amplitude`; `density_average`
+    (above).
 
     **Devices:** `sciax.parallel.shard(model, mesh)` cuts the grid into blocks over a device mesh
     (the same run to round-off, gradients included): each block takes its neighbours' points across its
@@ -125,6 +129,7 @@ class ElasticWave(AbstractStaggeredModel):
     receivers: tuple[tuple[int, int], ...] = eqx.field(static=True)
     periodic: bool = eqx.field(static=True)
     width: int = eqx.field(static=True)
+    density_average: str = eqx.field(static=True)
 
     def __init__(
         self,
@@ -137,6 +142,7 @@ class ElasticWave(AbstractStaggeredModel):
         order: int = 4,
         amplitude: float = 1.0,
         time_units: str | None = "s",
+        density_average: str = "arithmetic",
     ):
         name = "ElasticWave"
         if not isinstance(grid, Grid) or grid.ndim != 2:
@@ -145,6 +151,9 @@ class ElasticWave(AbstractStaggeredModel):
             raise ValueError(f"{name}: f0 (source frequency) must be a number > 0, got {f0!r}")
         if source not in _SOURCES:
             raise ValueError(f"{name}: source must be one of {_SOURCES}, got {source!r}")
+        if density_average not in _DENSITY_AVERAGES:
+            raise ValueError(f"{name}: density_average must be one of {_DENSITY_AVERAGES}, got {density_average!r}")
+        self.density_average = density_average
         bc = CPML(20) if bc is None else bc
         if isinstance(bc, Dirichlet) and not (isinstance(bc.value, (int, float)) and bc.value == 0):
             raise ValueError(f"{name}: bc=Dirichlet must have value 0 (every field zero past the edge)")
@@ -225,7 +234,11 @@ class ElasticWave(AbstractStaggeredModel):
         mu = rho * vs**2
         mu_xz = 0.5 * (mu + self._shift(mu, 0))
         mu_xz = 0.5 * (mu_xz + self._shift(mu_xz, 1))
-        bx, bz = 2 / (rho + self._shift(rho, 0)), 2 / (rho + self._shift(rho, 1))
+        if self.density_average == "harmonic":
+            b = 1 / rho
+            bx, bz = 0.5 * (b + self._shift(b, 0)), 0.5 * (b + self._shift(b, 1))
+        else:
+            bx, bz = 2 / (rho + self._shift(rho, 0)), 2 / (rho + self._shift(rho, 1))
         layers = self._layers(vp)
         cpml = tuple(None if dt is None else cpml_axis(x, dt) for x in layers)
         lam2mu, lam = rho * vp**2, rho * vp**2 - 2 * mu

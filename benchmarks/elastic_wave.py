@@ -36,7 +36,6 @@ import math
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 import jax
@@ -47,6 +46,7 @@ import sciax
 from sciax.pde import CPML, Dirichlet, ElasticWave, Grid, StaggeredLeapfrog
 
 sys.path.insert(0, os.path.dirname(__file__))
+from _agreement import max_rel_diff, steps_before_edge  # noqa: E402
 from _devito_elastic import DTIME, F0, H, medium  # noqa: E402
 
 parser = argparse.ArgumentParser()
@@ -109,14 +109,13 @@ def side(cmd, cores: str, env: dict) -> dict:
 
 def agreement(n: int, steps: int, order: int, me: list, devito: str) -> None:
     """Print the largest difference between the two sides' last `vx` over the largest |vx| (fewer steps where the
-    fastest wave, 3000 m/s, would come within 20 % of an edge)."""
-    steps = min(steps, int(0.8 * (n // 2) * H / (3000 * DTIME)))
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = [os.path.join(tmp, f"{k}.npy") for k in ("sciax", "devito")]
-        side([*me, f"{n},{steps},{order},0", "--save-last", paths[0]], "all", {})
-        side([args.devito_python, devito, f"{n},{steps},{order}", "--repeats", "1", "--save-last", paths[1]], "all", {})
-        ours, theirs = (np.load(path).astype(np.float64) for path in paths)
-    diff = np.max(np.abs(ours - theirs)) / np.max(np.abs(theirs))
+    fastest wave, 3000 m/s, would come near an edge: `steps_before_edge`)."""
+    steps = steps_before_edge(steps, n, H, 3000, DTIME)
+    once = ["--repeats", "1", "--save-last"]
+    diff = max_rel_diff(
+        lambda path: side([*me, f"{n},{steps},{order},0", *once, path], "all", {}),
+        lambda path: side([args.devito_python, devito, f"{n},{steps},{order}", *once, path], "all", {}),
+    )
     print(f"sciax_devito_max_rel_diff_{n}_{steps}_o{order}: {diff:.2e}", flush=True)
 
 

@@ -23,6 +23,13 @@ _OUTPUTS = ("p", "v", "seismogram")
 _DENSITY_AVERAGES = ("arithmetic", "harmonic")
 
 
+def check_density_average(name: str, density_average: str) -> str:
+    """`density_average`, or a `ValueError` naming the model `name` and the choices."""
+    if density_average not in _DENSITY_AVERAGES:
+        raise ValueError(f"{name}: density_average must be one of {_DENSITY_AVERAGES}, got {density_average!r}")
+    return density_average
+
+
 def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Float[Array, "..."]:
     """Ricker wavelet `amplitude (1 - 2 a (t - t0)^2) exp(-a (t - t0)^2)`, `a = (pi f0)^2`, `t0 = 1.2 / f0`.
 
@@ -169,11 +176,7 @@ class AcousticWave(AbstractWaveModel):
             )
         self.receivers = tuple(tuple(int(i) for i in r) for r in rec)
         self.f0, self.amplitude = float(f0), float(amplitude)
-        if density_average not in _DENSITY_AVERAGES:
-            raise ValueError(
-                f"AcousticWave: density_average must be one of {_DENSITY_AVERAGES}, got {density_average!r}"
-            )
-        self.density_average = density_average
+        self.density_average = check_density_average("AcousticWave", density_average)
         self.info = grid_labels(grid, "p", None, None, time_units)
 
     # ---- medium, sources, absorbing layers ----------------------------------------------------

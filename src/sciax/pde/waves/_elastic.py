@@ -16,7 +16,7 @@ from ..._labels import Labels
 from ...grid import CPML, Dirichlet, Grid, Periodic, as_halo, materialize, take
 from ...grid.stencils import check_order, staggered, symbol_radius
 from ..fd._model import grid_labels, locate
-from ._acoustic import ricker
+from ._acoustic import check_density_average, ricker
 from ._blocks import exchange_ghosts, pad_zero
 from ._cpml import CPMLAxis, cpml_axis, cpml_profiles, damping_rate
 from ._staggered import AbstractStaggeredModel
@@ -30,7 +30,6 @@ _COMPONENT = {"vx": 0, "vz": 1, "sxx": 0, "szz": 1, "sxz": 2}  # in the padded l
 _STRIPS_IN_PLACE = tuple(int(x) for x in jax.__version__.split(".")[:2]) >= (0, 12)
 _OUTPUTS = _VELOCITY + _STRESS + ("seismogram",)
 _SOURCES = ("explosive", "vx", "vz")
-_DENSITY_AVERAGES = ("arithmetic", "harmonic")
 # The derivatives a CPML stretches: name -> (field, axis, forward). Forward differences land on the
 # half points of their axis, backward ones on the points.
 _DERIVATIVES = {
@@ -151,9 +150,7 @@ class ElasticWave(AbstractStaggeredModel):
             raise ValueError(f"{name}: f0 (source frequency) must be a number > 0, got {f0!r}")
         if source not in _SOURCES:
             raise ValueError(f"{name}: source must be one of {_SOURCES}, got {source!r}")
-        if density_average not in _DENSITY_AVERAGES:
-            raise ValueError(f"{name}: density_average must be one of {_DENSITY_AVERAGES}, got {density_average!r}")
-        self.density_average = density_average
+        self.density_average = check_density_average(name, density_average)
         bc = CPML(20) if bc is None else bc
         if isinstance(bc, Dirichlet) and not (isinstance(bc.value, (int, float)) and bc.value == 0):
             raise ValueError(f"{name}: bc=Dirichlet must have value 0 (every field zero past the edge)")

@@ -94,6 +94,24 @@ def test_one_pass_step_equals_padded_step(shape, bc, order, average):
             assert float(jnp.max(jnp.abs(a - b)) / jnp.max(jnp.abs(a))) < 1e-14
 
 
+@pytest.mark.parametrize("stores", [False, True])
+def test_one_pass_order4_flux_fused_or_stored_equals_padded(stores, monkeypatch):
+    # Order 4 stores the face flux on grids in cache only (`_stores_flux`); the tests' grids are all small.
+    import sciax.pde.waves._acoustic as acoustic
+
+    monkeypatch.setattr(acoustic, "_stores_flux", lambda order, points: order >= 6 or stores)
+    model, fields = _fields(*CASES[1])
+    padded, split = _padded(model)(fields), jax.jit(lambda f: _split(model, f))(fields)
+    assert float(jnp.max(jnp.abs(padded[0] - split[0])) / jnp.max(jnp.abs(padded[0]))) < 1e-14
+
+
+def test_flux_storage_rule_follows_the_cpu_measurements():
+    from sciax.pde.waves._acoustic import _stores_flux
+
+    assert not _stores_flux(2, 300**2) and _stores_flux(4, 300**2) and not _stores_flux(4, 400**2)
+    assert _stores_flux(6, 2000**2) and _stores_flux(8, 200**3)
+
+
 @pytest.mark.parametrize("shape, bc, order, average", BOTH[:4] + BOTH[len(CASES) : len(CASES) + 2])
 def test_one_pass_taylor_start_equals_padded(shape, bc, order, average, monkeypatch):
     # Leapfrog's start p- = p0 - dt v0 + dt^2 K(p0) / 2 in one pass (where the steps take it) and halo-padded.

@@ -291,10 +291,7 @@ class AcousticWave(AbstractWaveModel):
                 dp = dp * on_faces(faces.inv_kappa) + psi_p
                 flux = dp * on_faces(inv_rho_faces[axis].at(axis))
             else:
-                # Stored once from order 6: fused into the outer stencil it would be recomputed at each of
-                # its offsets. At orders 2 and 4 the recomputation costs less than the extra pass over
-                # memory (XLA:CPU, one core: 2000² order 2, 6.8 against 13.6 ms a step).
-                store = materialize if order >= 6 else _call
+                store = materialize if _stores_flux(order, p.size) else _call
                 faces = inv_rho_faces[axis]
                 if faces.points is None:
                     face, coefficient = on_faces, faces.values
@@ -348,7 +345,9 @@ class AcousticWave(AbstractWaveModel):
         stay in cache. Measured on XLA:CPU, one core, float32, stored against computed: order 4, 300^2 x 1,000
         steps 0.10 against 0.12-0.13 s, 1000^2 x 300 0.29 against 0.34 s, 2000^2 x 100 even; order 2, 300^2
         0.043 against 0.046 s, but 600^2 x 500 0.130 against 0.109 s, 1000^2 x 300 0.22 against 0.18 s,
-        2000^2 x 100 0.34 against 0.32 s (and no face arrays to allocate per solve)."""
+        2000^2 x 100 0.34 against 0.32 s (and no face arrays to allocate per solve). At order 4 on grids small enough
+        that the face flux is stored (`_stores_flux`), stored face values still ran faster: 300^2 x 1,000 0.093-0.097
+        against 0.097-0.100 s."""
         return self.order == 4 or (self.order == 2 and self.grid.size < 2**18)
 
     def _inject(self, field, src, c, t, scale, ghosts: int = 0):
@@ -560,6 +559,16 @@ class AcousticWave(AbstractWaveModel):
         return xr.DataArray(
             data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"}
         )
+
+
+def _stores_flux(order: int, points: int) -> bool:
+    """Whether the one-pass interior stores each axis's face flux once rather than letting XLA fuse it into the
+    outer stencil, which recomputes it at each of its `order` offsets: from order 6, and at order 4 on grids
+    (blocks) that stay in a core's cache. Measured on XLA:CPU (jax 0.12, one core of 2 MiB L2, float32, harmonic
+    rule), stored against fused: order 2, 2000^2 13.6 against 6.8 ms a step, 300^2 x 1,000 0.066-0.070 against
+    0.038-0.040 s; order 4, 200^2 x 2,000 0.078 against 0.090 s, 300^2 x 1,000 0.093-0.097 against 0.098-0.102 s,
+    but 400^2 x 600 0.132 against 0.105-0.114 s and 1000^2 x 300 0.49 against 0.31 s."""
+    return order >= 6 or (order == 4 and points <= 2**17)
 
 
 def _call(fn, *args):

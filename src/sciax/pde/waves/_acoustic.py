@@ -16,18 +16,11 @@ from ..._labels import Labels
 from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, fold, inner, materialize, take
 from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
 from ..fd._model import grid_labels, locate, positive_field_problem, tie_problems
+from ._buoyancy import FaceBuoyancy, check_density_average, mean, next_point
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._leapfrog import AbstractWaveModel, WaveCoefficients, leapfrog_weights
 
 _OUTPUTS = ("p", "v", "seismogram")
-_DENSITY_AVERAGES = ("arithmetic", "harmonic")
-
-
-def check_density_average(name: str, density_average: str) -> str:
-    """`density_average`, or a `ValueError` naming the model `name` and the choices."""
-    if density_average not in _DENSITY_AVERAGES:
-        raise ValueError(f"{name}: density_average must be one of {_DENSITY_AVERAGES}, got {density_average!r}")
-    return density_average
 
 
 def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Float[Array, "..."]:
@@ -38,22 +31,6 @@ def ricker(t: Float[ArrayLike, "..."], f0: float, amplitude: float = 1e-3) -> Fl
     a = (math.pi * f0) ** 2
     tau = jnp.asarray(t) - 1.2 / f0
     return amplitude * (1 - 2 * a * tau**2) * jnp.exp(-a * tau**2)
-
-
-class FaceBuoyancy(NamedTuple):
-    """`1 / rho` at the half points `i + 1/2` of one axis (`at(axis)`): `values` itself (grid-shaped), or with
-    `points` (`1 / rho` at the points, `density_average="harmonic"`) the mean of `points` at `i` and `i + 1`,
-    `values` then holding the ghost `1 / rho_n` beyond the last point (extent 1 along the axis). The harmonic
-    rule's face values are computed where they are read: no array of them is stored (nor faulted in) per solve,
-    and on folded blocks (`split_evaluate`) from the folded points and the grid's own ghosts."""
-
-    values: Array
-    points: Array | None = None
-
-    def at(self, axis: int) -> Array:
-        if self.points is None:
-            return self.values
-        return _mean(self.points, _next(self.points, self.values, axis))
 
 
 class AcousticOperator(NamedTuple):
@@ -298,7 +275,7 @@ class AcousticWave(AbstractWaveModel):
                 else:
                     # The mean buoyancy from the one array at the points (its ghosts unread here): one stream
                     # for every axis (one core, 2000^2 order 2, 100 steps: 0.40 -> 0.32 s).
-                    face = lambda b, n=n, axis=axis, across=across: _mean(  # noqa: E731
+                    face = lambda b, n=n, axis=axis, across=across: mean(  # noqa: E731
                         take(across(b), axis, half - 1, n - half), take(across(b), axis, half, n - half + 1)
                     )
                     coefficient = faces.points
@@ -331,7 +308,7 @@ class AcousticWave(AbstractWaveModel):
             else:
                 ghost = take(self.halo.pad(x, 1, flux=True, axes=(axis,)), axis, n + 1, n + 2)
             if not harmonic:
-                out.append(FaceBuoyancy(2.0 / (x + _next(x, ghost, axis))))
+                out.append(FaceBuoyancy(2.0 / (x + next_point(x, ghost, axis))))
             elif self._stores_faces():
                 out.append(FaceBuoyancy(FaceBuoyancy(ghost, x).at(axis)))
             else:
@@ -573,22 +550,6 @@ def _stores_flux(order: int, points: int) -> bool:
 
 def _call(fn, *args):
     return fn(*args)
-
-
-def _mean(a, b):
-    """`(a + b) / 2`, one expression for every route, so that each rounds it alike."""
-    return 0.5 * (a + b)
-
-
-def _next(x, ghost, axis: int):
-    """`x` at index `i + 1` along `axis`, `ghost` (extent 1 there) past the last point."""
-    n = x.shape[axis]
-    if n == 1:
-        return jnp.broadcast_to(ghost, x.shape)
-    # `lax.pad` and a select fuse into their consumer; a `concatenate` here is a pass of its own.
-    config = [(0, 1 if b == axis else 0, 0) for b in range(x.ndim)]
-    shifted = jax.lax.pad(take(x, axis, 1, n), jnp.zeros((), x.dtype), config)
-    return jnp.where(jax.lax.broadcasted_iota(jnp.int32, x.shape, axis) == n - 1, ghost, shifted)
 
 
 def _pad(x, width: int, axis: int | None = None):

@@ -16,8 +16,9 @@ from ..._labels import Labels
 from ...grid import CPML, Dirichlet, Grid, Periodic, as_halo, materialize, take
 from ...grid.stencils import check_order, staggered, symbol_radius
 from ..fd._model import grid_labels, locate
-from ._acoustic import check_density_average, ricker
+from ._acoustic import ricker
 from ._blocks import exchange_ghosts, pad_zero
+from ._buoyancy import check_density_average
 from ._cpml import CPMLAxis, cpml_axis, cpml_profiles, damping_rate
 from ._staggered import AbstractStaggeredModel
 

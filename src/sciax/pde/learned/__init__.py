@@ -9,7 +9,9 @@
   conservative scheme: no built-in upwinding or dissipation), or both states, or (`derivative=1`)
   a learned face derivative for `ForcedBurgers(viscous=...)`; `face_net` builds one around an MLP.
 - `ForcedBurgers`: `u_t + (u^2/2)_x = eta u_xx + f(x, t)` on a periodic grid, the paper's
-  benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging).
+  benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging); with
+  `memory`, lagged fields the learned scheme reads (`face_net(..., features=k)`), and `lagged`,
+  their values along a reference trajectory.
 - `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
 - Training: `derivative_loss` (one right-hand side per snapshot), `unrolled_loss`, `train` (optax,
   progress bar, checkpoints), `error_vs_time`, `survival_time`.
@@ -19,6 +21,7 @@ from ._closure import Corrected, corrected_spec
 from ._face import LearnedFaceValues, face_net
 from ._forced_burgers import ForcedBurgers, coarse_grain, random_forcing
 from ._linear import LinearReconstruction
+from ._memory import lagged
 from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
 from ._training import derivative_loss, error_vs_time, survival_time, train, unrolled_loss
 
@@ -33,6 +36,7 @@ __all__ = [
     "ForcedBurgers",
     "random_forcing",
     "coarse_grain",
+    "lagged",
     "unrolled_loss",
     "derivative_loss",
     "train",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float, PRNGKeyArray
 
 from ..fv import AbstractReconstruction
@@ -49,18 +50,25 @@ class LearnedFaceValues(AbstractReconstruction):
     `-eta u_x` for `ForcedBurgers(viscous=...)` (the zero network gives the standard face
     derivative on the stencil, e.g. `(-2, 25, -245, 245, -25, 2) / 180` on `(-2, 3)`).
 
+    With `features = k > 0` the network also reads `k` extra per-cell fields on the same window
+    (e.g. `ForcedBurgers(memory=...)`'s lagged fields `u - lag`, which tell it how the state has
+    been moving): `faces(v, extra)` takes them, and `edges` (the finite-volume models' route,
+    which has no extra fields) raises.
+
     **Fields:** `net`: an equinox module (or callable pytree) mapping the cell averages
     `ubar_{i+a} .. ubar_{i+b}` of its window `inputs = (a, b)` (default: the stencil; state
-    units) to `values * (width - degree - 1)` numbers (the left state's first), `width = hi -
-    lo + 1`; `stencil = (lo, hi)` and `inputs`, offsets from the cell left of the face with
-    `lo <= 0 < hi`, `degree`, `values` and `derivative` (static); `base`, `null` (the constraint space, static).
+    units), followed by each extra field on the same window, to `values * (width - degree - 1)`
+    numbers (the left state's first), `width = hi - lo + 1`; `stencil = (lo, hi)` and `inputs`,
+    offsets from the cell left of the face with `lo <= 0 < hi`, `degree`, `values`, `derivative`
+    and `features` (static); `base`, `null` (the constraint space, static).
 
     A network whose output is zero gives the standard linear face value on the stencil, e.g. the
     sixth-order centred `(1, -8, 37, 37, -8, 1) / 60` on `(-2, 3)` (then `edges` equals
     `LinearReconstruction((-2, 3))`). Differentiable in the network's weights and the state.
     `TypeError`/`ValueError` at construction for a bad stencil, a stencil narrower than
     `degree + 2` cells, `values` not 1 or 2, `derivative` not 0 or 1 (or 1 with `values=2`),
-    or a network whose output is not `(values * (width - degree - 1),)`.
+    `features` not an integer >= 0, or a network that does not map `((1 + features) * (b - a + 1),)`
+    inputs to `(values * (width - degree - 1),)`.
     """
 
     net: eqx.Module
@@ -71,6 +79,7 @@ class LearnedFaceValues(AbstractReconstruction):
     degree: int = eqx.field(static=True)
     values: int = eqx.field(static=True)
     derivative: int = eqx.field(static=True)
+    features: int = eqx.field(static=True)
 
     def __init__(
         self,
@@ -81,6 +90,7 @@ class LearnedFaceValues(AbstractReconstruction):
         inputs=None,
         values: int = 1,
         derivative: int = 0,
+        features: int = 0,
     ):
         name = "LearnedFaceValues"
         stencil = _check_face_window(f"{name}: stencil", _check_stencil(name, stencil))
@@ -92,9 +102,10 @@ class LearnedFaceValues(AbstractReconstruction):
                 f"{name}: derivative must be 0 (face values) or 1 (a face derivative, with values=1), got "
                 f"derivative={derivative!r}, values={values!r}"
             )
-        base, null = constrained_net(name, net, stencil, degree, inputs, values, derivative)
+        features = _check_features(name, features)
+        base, null = constrained_net(name, net, stencil, degree, inputs, values, derivative, 1 + features)
         self.net, self.stencil, self.degree, self.inputs, self.values = net, stencil, int(degree), inputs, values
-        self.derivative = int(derivative)
+        self.derivative, self.features = int(derivative), features
         self.base, self.null = tuple(map(float, base)), tuple(tuple(map(float, row)) for row in null)
 
     @property
@@ -109,21 +120,41 @@ class LearnedFaceValues(AbstractReconstruction):
         base, null = jnp.asarray(self.base, seen.dtype), jnp.asarray(self.null, seen.dtype)
         return (base + free @ null.T).reshape(*seen.shape[:-1], self.values, len(self.base))
 
-    def faces(self, v: Float[Array, "... m"]) -> Float[Array, "... m-2r+1 values"]:
+    def faces(
+        self, v: Float[Array, "... m"], extra: Float[Array, "... features m"] | None = None
+    ) -> Float[Array, "... m-2r+1 values"]:
         """The values at the right face of each cell `radius - 1 .. m - radius - 1` (last axis
-        of `v`; the left state first with `values=2`)."""
+        of `v`; the left state first with `values=2`); `extra`: the `features` extra fields on
+        the same cells (`None` without features)."""
         m, r = v.shape[-1], self.radius
+        want = None if not self.features else (*v.shape[:-1], self.features, m)
+        if (extra is None) != (want is None) or (want is not None and jnp.shape(extra) != want):
+            got = None if extra is None else jnp.shape(extra)
+            raise ValueError(f"LearnedFaceValues.faces: extra must be {'None' if want is None else want}, got {got}")
 
-        def window(offsets):
+        def window(field, offsets):
             lo, hi = offsets
-            return jnp.stack([v[..., r - 1 + k : m - r + k] for k in range(lo, hi + 1)], -1)
+            return jnp.stack([field[..., r - 1 + k : m - r + k] for k in range(lo, hi + 1)], -1)
 
-        return jnp.sum(self.coefficients(window(self.inputs)) * window(self.stencil)[..., None, :], axis=-1)
+        fields = [v] + [extra[..., j, :] for j in range(self.features)]
+        seen = jnp.concatenate([window(f, self.inputs) for f in fields], -1)
+        return jnp.sum(self.coefficients(seen) * window(v, self.stencil)[..., None, :], axis=-1)
 
     def edges(self, v, axis=-1):
+        if self.features:
+            raise ValueError(
+                f"LearnedFaceValues with features={self.features} reads extra fields that a finite-volume model "
+                "does not give; use it in ForcedBurgers(memory=...) or call faces(v, extra)"
+            )
         faces = self.faces(jnp.moveaxis(v, axis, -1))
         # A cell's right edge is the left state of the face after it, its left edge the right state of the one before.
         return jnp.moveaxis(faces[..., 1:, 0], -1, axis), jnp.moveaxis(faces[..., :-1, -1], -1, axis)
+
+
+def _check_features(name: str, features) -> int:
+    if isinstance(features, bool) or not isinstance(features, (int, np.integer)) or features < 0:
+        raise ValueError(f"{name}: features must be an integer >= 0 (extra fields per cell), got {features!r}")
+    return int(features)
 
 
 def face_net(
@@ -133,6 +164,7 @@ def face_net(
     inputs: tuple[int, int] | None = None,
     values: int = 1,
     derivative: int = 0,
+    features: int = 0,
     width_size: int = 32,
     depth: int = 2,
     key: PRNGKeyArray,
@@ -140,9 +172,13 @@ def face_net(
     """A `LearnedFaceValues` with an `equinox.nn.MLP` (tanh, `depth` hidden layers of
     `width_size`) whose last layer starts at zero: the untrained scheme is the standard linear
     face value on `stencil` (the default `(-2, 3)`: sixth-order centred, the paper's stencil),
-    both states equal also with `values=2` (`derivative=1`: the standard face derivative)."""
+    both states equal also with `values=2` (`derivative=1`: the standard face derivative); with
+    `features` the MLP also reads that many extra fields on its window."""
     lo, hi = _check_face_window("face_net: stencil", _check_stencil("face_net", stencil))
     a, b = (lo, hi) if inputs is None else _check_face_window("face_net: inputs", _check_stencil("face_net", inputs))
     free = max(hi - lo - degree, 1)
-    net = zero_output_mlp(b - a + 1, values * free, width_size, depth, key)
-    return LearnedFaceValues(net, (lo, hi), degree, inputs=inputs, values=values, derivative=derivative)
+    channels = 1 + _check_features("face_net", features)
+    net = zero_output_mlp(channels * (b - a + 1), values * free, width_size, depth, key)
+    return LearnedFaceValues(
+        net, (lo, hi), degree, inputs=inputs, values=values, derivative=derivative, features=features
+    )

@@ -21,6 +21,7 @@ from ...grid import Grid, Periodic
 from ..fd._rk4 import RK4
 from ..fv import AbstractNumericalFlux, AbstractReconstruction, Burgers
 from ._face import LearnedFaceValues
+from ._memory import check_memory
 
 FORCING_KEYS = ("amplitude", "omega", "wavenumber", "phase")
 
@@ -43,14 +44,28 @@ class ForcedBurgers(AbstractModel):
     (default `None`: the second-order face derivative). `ValueError` for a `viscous` that is not
     a `LearnedFaceValues` with `derivative=1`.
 
+    **Memory** (`memory = (tau_1, .., tau_k)`, time units): the coarse state does not fix the
+    fine one (where in its cell a shock sits, say), and the exact coarse-grained dynamics carry a
+    memory of the past for it (Mori-Zwanzig); here a Markovian embedding of exponential memory
+    kernels: lagged fields `dlag_j/dt = (u - lag_j) / tau_j`, whose differences `u - lag_j` the
+    learned reconstruction reads as extra fields (a `LearnedFaceValues` with `features=k`, e.g.
+    `face_net(..., features=k)`). The state is then `{"u": (n,), "lag": (k, n)}`: `initial_state`
+    starts without history (`lag = u`), `lagged` computes the lags along a reference trajectory
+    (for training). Measured on the benchmark of Bar-Sinai et al. with one lag of 0.2, trained on
+    unrolled losses: the held-out error fell by 16% on 32 cells (the time-derivative loss by a
+    third) and by 15% on 16 cells (`benchmarks/learned_discretization.py`, its default there).
+
     **params:** the forcing, a dict of arrays `amplitude`, `omega` (1/time), `wavenumber`
     (1/length), `phase`, each of shape `(modes,)` (see `random_forcing`), or `None` (unforced).
-    Differentiable in `y0`, the forcing and the reconstruction's (and `viscous`'s) weights. State: `grid.shape`.
+    Differentiable in `y0`, the forcing and the reconstruction's (and `viscous`'s) weights. State:
+    `grid.shape`, or with `memory` the dict above. `ValueError` for a time constant that is not a
+    number > 0, or a reconstruction whose `features` is not the number of time constants.
     """
 
     inviscid: Burgers
     eta: float = eqx.field(static=True)
     viscous: LearnedFaceValues | None
+    memory: tuple[float, ...] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -60,6 +75,7 @@ class ForcedBurgers(AbstractModel):
         reconstruction: AbstractReconstruction | None = None,
         numerical_flux: AbstractNumericalFlux | None = None,
         viscous: LearnedFaceValues | None = None,
+        memory: float | tuple[float, ...] = (),
     ):
         if isinstance(eta, bool) or not isinstance(eta, (int, float, np.integer, np.floating)) or not eta >= 0:
             raise ValueError(f"ForcedBurgers: eta must be a number >= 0, got eta={eta!r}")
@@ -68,7 +84,16 @@ class ForcedBurgers(AbstractModel):
             learned = isinstance(viscous, LearnedFaceValues)
             got = f"derivative={viscous.derivative}" if learned else type(viscous).__name__
             raise ValueError(f"ForcedBurgers: viscous must be None or a LearnedFaceValues with derivative=1, got {got}")
-        self.eta, self.viscous = float(eta), viscous
+        if viscous is not None and viscous.features:
+            raise ValueError(f"ForcedBurgers: viscous must read the state alone (features=0), got {viscous.features}")
+        self.eta, self.viscous, self.memory = float(eta), viscous, check_memory(memory)
+        features = getattr(self.inviscid.reconstruction, "features", 0)
+        if features != len(self.memory):
+            raise ValueError(
+                f"ForcedBurgers: with memory={self.memory!r} ({len(self.memory)} lagged fields) the reconstruction "
+                f"must be a LearnedFaceValues reading as many extra fields (features={len(self.memory)}), got "
+                f"{type(self.inviscid.reconstruction).__name__} with features={features}"
+            )
 
     @property
     def grid(self) -> Grid:
@@ -84,17 +109,57 @@ class ForcedBurgers(AbstractModel):
         return jnp.sum(a * jnp.sin(w * t + k * x + phi) * jnp.sin(half) / half, axis=0)
 
     def rhs(self, t, y, params):
+        if self.memory:  # `simulate` traces `rhs` before the method checks `y0`
+            self.check_state(y)
+        u = y["u"] if self.memory else y
         dx = self.grid.spacing[0]
         if self.viscous is None:
-            viscous = self.eta * (jnp.roll(y, -1) - 2 * y + jnp.roll(y, 1)) / dx**2
+            viscous = self.eta * (jnp.roll(u, -1) - 2 * u + jnp.roll(u, 1)) / dx**2
         else:
-            # Periodic ghost cells; the n + 1 faces from the left face of cell 0 to the right face of cell n - 1.
-            gradient = self.viscous.faces(jnp.pad(y, self.viscous.radius, mode="wrap"))[..., 0]
+            gradient = self.viscous.faces(_wrap(u, self.viscous.radius))[..., 0]
             viscous = self.eta * (gradient[1:] - gradient[:-1]) / dx**2
-        return self.inviscid.rhs(t, y, None) + viscous + self.forcing(t, params).astype(y.dtype)
+        advective = self._advection(u, u - y["lag"]) if self.memory else self.inviscid.rhs(t, u, None)
+        rate = advective + viscous + self.forcing(t, params).astype(u.dtype)
+        if not self.memory:
+            return rate
+        return {"u": rate, "lag": (u - y["lag"]) / jnp.asarray(self.memory, u.dtype)[:, None]}
+
+    def _advection(self, u, extra):
+        """`-(F_{i+1/2} - F_{i-1/2}) / dx` from the learned face values, which read `extra` too."""
+        recon, model = self.inviscid.reconstruction, self.inviscid
+        r = recon.radius
+        # Periodic ghost cells; the n + 1 faces from the left face of cell 0 to the right face of cell n - 1.
+        faces = recon.faces(_wrap(u, r), _wrap(extra, r))
+        flux = model.numerical_flux(model, faces[None, :, 0], faces[None, :, -1], None)[0]
+        return -(flux[1:] - flux[:-1]) / self.grid.spacing[0]
+
+    def initial_state(self, u0: Float[Array, " n"], lag: Float[Array, "k n"] | None = None):
+        """The state to start from: `u0` itself without memory; with it `{"u": u0, "lag": lag}`,
+        by default `lag = u0` for every time constant (no history)."""
+        if not self.memory:
+            if lag is not None:
+                raise ValueError("ForcedBurgers.initial_state: lag was given but the model has no memory")
+            return u0
+        lag = jnp.broadcast_to(u0, (len(self.memory), *jnp.shape(u0))) if lag is None else lag
+        return {"u": u0, "lag": lag}
+
+    def observed(self, y):
+        """The cell averages `u` of a state (or of a batch or trajectory of states)."""
+        return y["u"] if self.memory else y
 
     def check_state(self, y, what: str = "the state") -> None:
-        self.inviscid.check_state(y, what)
+        if not self.memory:
+            return self.inviscid.check_state(y, what)
+        if not isinstance(y, dict) or set(y) != {"u", "lag"}:
+            got = sorted(y) if isinstance(y, dict) else type(y).__name__
+            raise ValueError(
+                f"ForcedBurgers(memory=...): {what} must be a dict with keys 'u' and 'lag' (see initial_state), "
+                f"got {got}"
+            )
+        self.inviscid.check_state(y["u"], f"{what}['u']")
+        want = (len(self.memory), *self.grid.shape)
+        if jnp.shape(y["lag"]) != want:
+            raise ValueError(f"ForcedBurgers: {what}['lag'] must have shape {want}, got {jnp.shape(y['lag'])}")
 
     def check_params(self, params) -> None:
         if params is None:
@@ -109,10 +174,11 @@ class ForcedBurgers(AbstractModel):
     def stable_dt(self, u_max: float) -> float:
         """A step for `RK4` that is stable with WENO5 up to speeds `|u| <= u_max`: the advective
         bound `dx / u_max` (CFL 1; RK4 reaches 2.83 along the imaginary axis, WENO5's
-        eigenvalues about 1.6-2 dx) and the diffusive bound `2.78 dx^2 / (4 eta)`, times 0.8."""
+        eigenvalues about 1.6-2 dx), the diffusive bound `2.78 dx^2 / (4 eta)` and, with memory,
+        `2.78 tau` for the lags' relaxation, times 0.8."""
         dx = self.grid.spacing[0]
         diffusive = 2.78 * dx**2 / (4 * self.eta) if self.eta > 0 else np.inf
-        return 0.8 * min(dx / u_max, diffusive)
+        return 0.8 * min(dx / u_max, diffusive, 2.78 * min(self.memory, default=np.inf))
 
     def default_method(self):
         # |u| stays below about 2 under the default forcing (measured on 512 cells).
@@ -149,3 +215,8 @@ def coarse_grain(u: Float[Array, "... n"], factor: int) -> Float[Array, "... n/f
             f"axis, got {n} cells"
         )
     return jnp.mean(jnp.reshape(u, (*jnp.shape(u)[:-1], n // factor, factor)), axis=-1)
+
+
+def _wrap(a, width: int):
+    """`a` with `width` periodic ghost cells at each end of its last axis."""
+    return jnp.pad(a, [(0, 0)] * (a.ndim - 1) + [(width, width)], mode="wrap")

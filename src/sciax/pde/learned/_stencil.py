@@ -68,11 +68,18 @@ def face_coefficients(
 
 
 def constrained_net(
-    name: str, net, stencil: tuple[int, int], degree: int, inputs: tuple[int, int], values: int = 1, derivative: int = 0
+    name: str,
+    net,
+    stencil: tuple[int, int],
+    degree: int,
+    inputs: tuple[int, int],
+    values: int = 1,
+    derivative: int = 0,
+    channels: int = 1,
 ):
     """`face_coefficients(stencil, degree, derivative=derivative)` after checking that it leaves
-    freedom to learn and that `net` maps an input window of `inputs` cells to `values` sets of
-    free coefficients; the errors name `name`."""
+    freedom to learn and that `net` maps an input window of `inputs` cells (`channels` fields of
+    them, one after the other) to `values` sets of free coefficients; the errors name `name`."""
     base, null = face_coefficients(stencil, degree, derivative=derivative)
     width, free = null.shape
     if free == 0:
@@ -82,7 +89,7 @@ def constrained_net(
         )
     if not callable(net):
         raise TypeError(f"{name}: net must be a callable module, got {type(net).__name__}")
-    seen = inputs[1] - inputs[0] + 1
+    seen = channels * (inputs[1] - inputs[0] + 1)
     try:
         out = eqx.filter_eval_shape(net, jax.ShapeDtypeStruct((seen,), jnp.result_type(float)))
     except Exception as error:

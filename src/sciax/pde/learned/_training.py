@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from ..._simulate import simulate
 from ..fd._rk4 import RK4
+from ._memory import initial, observed
 from ._stencil import trainable
 
 
@@ -45,6 +46,7 @@ def unrolled_loss(
     stop_gradient: bool = False,
     checkpoint: int | None = 16,
     absolute: bool = False,
+    lags: Float[Array, "batch k n"] | None = None,
 ) -> Float[Array, ""]:
     """The mean squared error of `model` run from `references[:, 0]` against `references` at
     the output times `ts`, batched over trajectories with `jax.vmap` (`absolute=True`: the mean
@@ -57,7 +59,10 @@ def unrolled_loss(
     trains the steps inside it). `ts`: concrete, uniform multiples of `dt` from `ts[0]`
     (`ValueError` otherwise, or if `references` is not `(batch, len(ts), n)`); `params`: the
     model's params with a leading batch axis on every leaf (e.g. one forcing per trajectory), or
-    `None`. Differentiable in `model` (use `equinox.filter_grad`) and `params`.
+    `None`. Differentiable in `model` (use `equinox.filter_grad`) and `params`. A model with
+    memory (`ForcedBurgers(memory=...)`) starts from `initial_state(references[:, 0], lags)`: `lags`
+    the lagged fields at the start (`lagged` of the reference; default none, no history), and its
+    observed field `u` is compared.
     """
     name = "unrolled_loss"
     pieces = _windows(name, ts, window)
@@ -69,23 +74,24 @@ def unrolled_loss(
         )
     method = RK4(dt, checkpoint=checkpoint)
 
-    def one(reference, p):
-        u, total, start = reference[0], 0.0, 0
+    def one(reference, p, lag):
+        y, total, start = initial(model, reference[0], lag), 0.0, 0
         for piece in pieces:
-            ys = simulate(model, u, piece, p, method=method).ys
+            ys = simulate(model, y, piece, p, method=method).ys
             stop = start + len(piece) - 1
-            total = total + jnp.sum(_error(ys[1:] - reference[start + 1 : stop + 1], absolute))
-            u, start = (jax.lax.stop_gradient(ys[-1]) if stop_gradient else ys[-1]), stop
+            total = total + jnp.sum(_error(observed(model, ys)[1:] - reference[start + 1 : stop + 1], absolute))
+            y = jax.tree_util.tree_map(lambda a: a[-1], ys)
+            y, start = (jax.lax.stop_gradient(y) if stop_gradient else y), stop
         return total
 
-    in_axes = (0, None if params is None else 0)
-    totals = jax.vmap(one, in_axes=in_axes)(references, params)
+    in_axes = (0, None if params is None else 0, None if lags is None else 0)
+    totals = jax.vmap(one, in_axes=in_axes)(references, params, lags)
     return jnp.sum(totals) / (shape[0] * (shape[1] - 1) * shape[2])
 
 
 def derivative_loss(
     model,
-    states: Float[Array, "batch n"],
+    states: Float[Array, "batch n"] | dict,
     times: Float[Array, " batch"],
     params: PyTree,
     targets: Float[Array, "batch n"],
@@ -99,16 +105,18 @@ def derivative_loss(
     (the exact time derivative of those cell averages, since coarse graining is linear), one
     right-hand side per sample instead of a run: thousands of cheap steps, a good start for
     `unrolled_loss`. `times`: `(batch,)`; `params`: a leading batch axis on every leaf, or
-    `None`. Differentiable in `model`. `ValueError` if the shapes do not match.
+    `None`. Differentiable in `model`. `ValueError` if the shapes do not match. A model with
+    memory takes states `{"u": (batch, n), "lag": (batch, k, n)}` (`lagged` of the reference) and
+    its observed rate (of `u`) is compared.
     """
-    shape, t_shape = jnp.shape(states), jnp.shape(times)
+    shape, t_shape = jnp.shape(observed(model, states)), jnp.shape(times)
     if len(shape) < 2 or jnp.shape(targets) != shape or t_shape != shape[:1]:
         raise ValueError(
             f"derivative_loss: states and targets must share one shape (batch, cells...) and times be (batch,); "
             f"got states {shape}, targets {jnp.shape(targets)}, times {t_shape}"
         )
     in_axes = (0, 0, None if params is None else 0)
-    rates = jax.vmap(model.rhs, in_axes=in_axes)(times, states, params)
+    rates = observed(model, jax.vmap(model.rhs, in_axes=in_axes)(times, states, params))
     return jnp.mean(_error(rates - targets, absolute))
 
 

@@ -27,7 +27,8 @@ error (`--loss absolute`, the evaluation's measure) or squared error; `--viscous
 learned viscous face derivative, `face_net(..., derivative=1)`, on the same stencil and window;
 at the factors from `--unrolled-from` the network also reads the lagged field `u - lag` of
 `ForcedBurgers(memory=--memory)` (default one time constant, 0.2; `--memory` alone: none), trained
-from the lags along the reference (`lagged`) and run from no history (`lag = u` at the start)),
+from the lags along the reference (`lagged`) and run from no history (`lag = u` at the start), and
+the forcing's cell averages (`read_forcing=True`; `--read-forcing no`: not)),
 `weno5` (WENO5-Z), `upwind` (first order,
 piecewise-constant + HLL), `centred2/4/6` and `upwind3/5` (linear reconstructions, all with
 Rusanov fluxes). `mae_<scheme>_x<factor>`: the mean absolute error over cells, output times and
@@ -133,6 +134,7 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
     # Lagged fields only where the unrolled loss trains the feedback through them (at x4, on the
     # time-derivative loss alone, they made the runs worse: MAE 4.2e-4 against 3.3e-4 in a prototype).
     memory = tuple(args.memory) if factor >= args.unrolled_from else ()
+    read_forcing = args.read_forcing == "yes" and factor >= args.unrolled_from
     refs, t_span = refs_full[:, warm:], ts_full[warm:]
     # The lagged fields along the coarse-grained training runs, from their start (u = 0) on.
     lags = learned.lagged(learned.coarse_grain(refs_full, factor), ts_full, memory)[:, warm:] if memory else None
@@ -142,7 +144,7 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
             1,
             inputs=(1 - reach, reach),
             values=args.values,
-            features=len(memory),
+            features=len(memory) + read_forcing,
             width_size=args.width,
             depth=args.depth,
             key=key,
@@ -160,7 +162,9 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
             depth=args.depth,
             key=jax.random.fold_in(key, 1),
         )
-    model = learned.ForcedBurgers(grid(n), reconstruction=recon, viscous=viscous, memory=memory)
+    model = learned.ForcedBurgers(
+        grid(n), reconstruction=recon, viscous=viscous, memory=memory, read_forcing=read_forcing
+    )
     rng = np.random.default_rng(factor)
     start = time.perf_counter()
     losses = {}
@@ -296,12 +300,18 @@ def main():
         help="time constants of the lagged fields the learned scheme reads at the factors from --unrolled-from "
         "(ForcedBurgers(memory=...)); none: no memory",
     )
+    parser.add_argument(
+        "--read-forcing",
+        choices=("yes", "no"),
+        default="yes",
+        help="the learned scheme also reads the forcing's cell averages at the factors from --unrolled-from",
+    )
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     args = parser.parse_args()
-    if args.memory and args.scheme != "face":
-        parser.error("--memory needs --scheme face (the learned face values read the lagged fields)")
+    if (args.memory or args.read_forcing == "yes") and args.scheme != "face":
+        parser.error("--memory and --read-forcing yes need --scheme face (the learned face values read those fields)")
     if args.quick:
         args.train, args.test, args.warmup, args.span, args.eval_span, args.dsteps = 2, 2, 1.0, 1.0, 1.0, 20
         args.dsteps_coarse = 20

@@ -1,4 +1,4 @@
-"""Learned schemes with memory (float64): `lagged` against the exact solution of its ODE, the
+"""Learned schemes with memory and the forcing as input (float64): `lagged` against the exact solution of its ODE, the
 memory model against the memoryless one and the published centred scheme, the polynomial
 constraint with extra fields, conservation, vmap, the unrolled loss's gradient against finite
 differences with lags, the derivative loss against a loop, bad input."""
@@ -90,6 +90,31 @@ def test_memory_model_against_the_memoryless_one_and_the_centred_scheme():
     )
 
 
+def test_forcing_as_input_against_the_model_that_ignores_it():
+    y = {"u": U0[0], "lag": LAG0[0]}
+    p = {k: v[0] for k, v in FORCING.items()}
+    rhs = eqx.filter_jit(lambda m, t, y, p: m.rhs(t, y, p)["u"])
+    # A network blind to its last input (the forcing) is the memory model with the same weights.
+    two = _net(2, 2)
+    first = MODEL.inviscid.reconstruction.net.layers[0]
+    weight = jnp.concatenate([first.weight, jnp.zeros((first.weight.shape[0], 8))], 1)
+    net = eqx.tree_at(
+        lambda n: (n.layers[0].weight, n.layers[0].bias, n.layers[-1]),
+        two.net,
+        (weight, first.bias, MODEL.inviscid.reconstruction.net.layers[-1]),
+    )
+    blind = learned.ForcedBurgers(
+        GRID, reconstruction=eqx.tree_at(lambda r: r.net, two, net), memory=TAU, read_forcing=True
+    )
+    np.testing.assert_allclose(rhs(blind, 0.3, y, p), rhs(MODEL, 0.3, y, p), rtol=0, atol=1e-13)
+    # With its own weights the forcing field matters: a different time moves more than the forcing term.
+    seeing = learned.ForcedBurgers(GRID, reconstruction=two, memory=TAU, read_forcing=True)
+    moved = rhs(seeing, 0.7, y, p) - rhs(seeing, 0.3, y, p)
+    forcing_only = seeing.forcing(0.7, p) - seeing.forcing(0.3, p)
+    assert np.max(np.abs(moved - forcing_only)) > 1e-4
+    np.testing.assert_allclose(rhs(blind, 0.7, y, p) - rhs(blind, 0.3, y, p), forcing_only, rtol=0, atol=1e-12)
+
+
 def test_random_network_with_extra_fields_is_exact_for_linear_functions():
     recon = _net(2, 5, scale=1.0)
     rng = np.random.default_rng(0)
@@ -167,13 +192,17 @@ def test_bad_input():
         with pytest.raises(ValueError, match="memory must be a time constant > 0 or a tuple of them"):
             learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=bad)
     with pytest.raises(
-        ValueError, match="must be a LearnedFaceValues reading as many extra fields \\(features=1\\), got WENO5Z"
+        ValueError, match="must be a LearnedFaceValues reading 1 extra fields \\(features=1\\), got WENO5Z"
     ):
         learned.ForcedBurgers(GRID, memory=TAU)
     with pytest.raises(ValueError, match="memory=\\(\\) \\(0 lagged fields\\).*features=1"):
         learned.ForcedBurgers(GRID, reconstruction=_net(1, 0))
     with pytest.raises(ValueError, match="features=2"):
         learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=(0.1, 0.5))
+    with pytest.raises(ValueError, match="read_forcing=True the reconstruction must be .* reading 2 extra fields"):
+        learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=TAU, read_forcing=True)
+    with pytest.raises(ValueError, match="read_forcing must be True or False, got 'yes'"):
+        learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=TAU, read_forcing="yes")
     with pytest.raises(ValueError, match="features must be an integer >= 0.*got -1"):
         learned.face_net((-2, 3), 1, features=-1, key=jax.random.key(0))
     with pytest.raises(ValueError, match="input window of shape \\(16,\\)"):

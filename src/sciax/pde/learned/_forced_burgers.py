@@ -55,17 +55,24 @@ class ForcedBurgers(AbstractModel):
     unrolled losses: the held-out error fell by 16% on 32 cells (the time-derivative loss by a
     third) and by 15% on 16 cells (`benchmarks/learned_discretization.py`, its default there).
 
+    **Forcing as input** (`read_forcing=True`): the learned face values also read the forcing's
+    cell averages at the stage time as one more extra field (after the lags'), which tell the
+    network where the flow is being pushed. With memory, in the same benchmark: held-out error
+    15% lower again on 32 cells and 35% on 16 cells.
+
     **params:** the forcing, a dict of arrays `amplitude`, `omega` (1/time), `wavenumber`
     (1/length), `phase`, each of shape `(modes,)` (see `random_forcing`), or `None` (unforced).
     Differentiable in `y0`, the forcing and the reconstruction's (and `viscous`'s) weights. State:
     `grid.shape`, or with `memory` the dict above. `ValueError` for a time constant that is not a
-    number > 0, or a reconstruction whose `features` is not the number of time constants.
+    number > 0, or a reconstruction whose `features` is not the number of time constants (plus
+    one with `read_forcing`).
     """
 
     inviscid: Burgers
     eta: float = eqx.field(static=True)
     viscous: LearnedFaceValues | None
     memory: tuple[float, ...] = eqx.field(static=True)
+    read_forcing: bool = eqx.field(static=True)
 
     def __init__(
         self,
@@ -76,6 +83,7 @@ class ForcedBurgers(AbstractModel):
         numerical_flux: AbstractNumericalFlux | None = None,
         viscous: LearnedFaceValues | None = None,
         memory: float | tuple[float, ...] = (),
+        read_forcing: bool = False,
     ):
         if isinstance(eta, bool) or not isinstance(eta, (int, float, np.integer, np.floating)) or not eta >= 0:
             raise ValueError(f"ForcedBurgers: eta must be a number >= 0, got eta={eta!r}")
@@ -86,13 +94,17 @@ class ForcedBurgers(AbstractModel):
             raise ValueError(f"ForcedBurgers: viscous must be None or a LearnedFaceValues with derivative=1, got {got}")
         if viscous is not None and viscous.features:
             raise ValueError(f"ForcedBurgers: viscous must read the state alone (features=0), got {viscous.features}")
+        if not isinstance(read_forcing, bool):
+            raise ValueError(f"ForcedBurgers: read_forcing must be True or False, got {read_forcing!r}")
         self.eta, self.viscous, self.memory = float(eta), viscous, check_memory(memory)
+        self.read_forcing = read_forcing
         features = getattr(self.inviscid.reconstruction, "features", 0)
-        if features != len(self.memory):
+        want = len(self.memory) + read_forcing
+        if features != want:
             raise ValueError(
-                f"ForcedBurgers: with memory={self.memory!r} ({len(self.memory)} lagged fields) the reconstruction "
-                f"must be a LearnedFaceValues reading as many extra fields (features={len(self.memory)}), got "
-                f"{type(self.inviscid.reconstruction).__name__} with features={features}"
+                f"ForcedBurgers: with memory={self.memory!r} ({len(self.memory)} lagged fields) and "
+                f"read_forcing={read_forcing} the reconstruction must be a LearnedFaceValues reading {want} extra "
+                f"fields (features={want}), got {type(self.inviscid.reconstruction).__name__} with features={features}"
             )
 
     @property
@@ -118,8 +130,10 @@ class ForcedBurgers(AbstractModel):
         else:
             gradient = self.viscous.faces(_wrap(u, self.viscous.radius))[..., 0]
             viscous = self.eta * (gradient[1:] - gradient[:-1]) / dx**2
-        advective = self._advection(u, u - y["lag"]) if self.memory else self.inviscid.rhs(t, u, None)
-        rate = advective + viscous + self.forcing(t, params).astype(u.dtype)
+        force = self.forcing(t, params).astype(u.dtype)
+        extra = ([u - y["lag"]] if self.memory else []) + ([force[None]] if self.read_forcing else [])
+        advective = self._advection(u, jnp.concatenate(extra)) if extra else self.inviscid.rhs(t, u, None)
+        rate = advective + viscous + force
         if not self.memory:
             return rate
         return {"u": rate, "lag": (u - y["lag"]) / jnp.asarray(self.memory, u.dtype)[:, None]}

@@ -1,7 +1,7 @@
 """Learned finite-volume reconstructions against standard schemes on forced viscous Burgers,
 the 1-D benchmark of Bar-Sinai, Hoyer, Hickey & Brenner, PNAS 116 (2019) 15344.
 
-Run: python benchmarks/learned_discretization.py [--train 1024] [--test 64] [--dsteps 6000] [--steps 6000] [--quick]
+Run: python benchmarks/learned_discretization.py [--train 1024] [--test 64] [--dsteps N..] [--steps N..] [--quick]
 Prints `name: value` lines (headers start with '#'); reports numbers, asserts nothing.
 
 `u_t + (u^2/2)_x = 0.01 u_xx + f(x, t)` on [0, 2 pi), periodic, forcings from the paper's recipe
@@ -9,33 +9,35 @@ Prints `name: value` lines (headers start with '#'); reports numbers, asserts no
 RK4 (`--dt-out` output interval, steps of at most 0.8 dx / 2). The first `--warmup` time units
 are dropped; training uses `--train` forcings over `--span` time units, evaluation `--test`
 held-out forcings over `--eval-span` time units from the coarse-grained reference at the end of
-the warm-up. At each coarsening factor (4, 8, 16, 32: 128 .. 16 cells) every scheme runs with
-RK4 at the same output times, the coarse step `dt-out / ceil(dt-out / (0.8 dx / 2))`.
+the warm-up. At each coarsening factor (`--factors` 4, 8, 16, 32: 128 .. 16 cells, plus
+`--standard-factors` 2, 256 cells, for the standard schemes alone) every scheme runs with RK4 at
+the same output times, the coarse step `dt-out / ceil(dt-out / (0.8 dx / 2))`.
 
 Schemes: `learned` (default `--scheme face`: `face_net((-2, 3), degree=1, inputs=(1 - reach, reach),
 values=2)`, both states of each face from six-cell stencils centred on the face, an MLP
 (2 reach) -> width -> width -> 8, default reach 5 and width 64, with the Rusanov flux;
 `--scheme cell` is the earlier `stencil_net((-2, 2), 1, inputs=(-reach, reach))`, mirrored
-cell edges), trained with adam, first for `--dsteps` steps (`--dsteps-coarse` at the factors trained
-on unrolled losses) on the time-derivative loss of
-Bar-Sinai et al. (`derivative_loss`: the coarse `rhs` of `--dbatch` random training snapshots
-against the coarse-grained time derivative of the fine solution), then, at the factors from
-`--unrolled-from` (default 16: the headline's coarse grids; the unrolled loss costs about
-factor^-2 per step), for `--steps` steps on unrolled losses of `--unroll` output intervals
-through `sciax.simulate`, `--batch` random segments per step; both losses the mean absolute
-error (`--loss absolute`, the evaluation's measure) or squared error; `--viscous learned` adds a
-learned viscous face derivative, `face_net(..., derivative=1)`, on the same stencil and window;
-at the factors from `--unrolled-from` the network also reads the lagged field `u - lag` of
+cell edges), trained with adam, first for `--dsteps` steps (per factor, `DERIVATIVE_STEPS` by
+default) on the time-derivative loss of Bar-Sinai et al. (`derivative_loss`: the coarse `rhs` of
+`--dbatch` random training snapshots against the coarse-grained time derivative of the fine
+solution), then for `--steps` steps (`UNROLLED_STEPS`: none at x4, 2,000 at x8, 6,000 at x16 and
+x32; the unrolled loss costs about factor^-2 per step) on unrolled losses of `--unroll` output
+intervals through `sciax.simulate`, `--batch` random segments per step; both losses the mean
+absolute error (`--loss absolute`, the evaluation's measure) or squared error; `--viscous learned`
+adds a learned viscous face derivative, `face_net(..., derivative=1)`, on the same stencil and
+window. Where the unrolled loss trains it, the network also reads the lagged field `u - lag` of
 `ForcedBurgers(memory=--memory)` (default one time constant, 0.2; `--memory` alone: none), trained
 from the lags along the reference (`lagged`) and run from no history (`lag = u` at the start), and
-the forcing's cell averages (`read_forcing=True`; `--read-forcing no`: not)),
+the forcing (`ForcedBurgers(read_forcing=--read-forcing)`, default its cell averages and its values
+at the cells' left faces; `--read-forcing` alone: nothing)),
 `weno5` (WENO5-Z), `upwind` (first order,
 piecewise-constant + HLL), `centred2/4/6` and `upwind3/5` (linear reconstructions, all with
 Rusanov fluxes). `mae_<scheme>_x<factor>`: the mean absolute error over cells, output times and
 held-out forcings (`inf` if the run blew up); `step_us_<scheme>_x<factor>`: microseconds per RK4
 step of one trajectory (median of 5 runs of `--eval-span`). The headline check compares the
-learned scheme at factor 4f with the best standard scheme at factor f, with the 95 % paired bootstrap
-interval of that ratio over the held-out forcings (their errors vary 8x between forcings).
+learned scheme at factor 4f with the best standard scheme at factor f (x8 / x2, x16 / x4, x32 / x8),
+with the 95 % paired bootstrap interval of that ratio over the held-out forcings (their errors vary
+8x between forcings).
 `speedup_equal_accuracy_learned_x<factor>`: the cost per simulated time unit (microseconds per step
 over the step) of the cheapest standard run, any scheme and factor, at least as accurate as the
 learned one, over the learned run's (`..._at_least` where none is: a bound from the finest factor).
@@ -55,6 +57,10 @@ import sciax
 from sciax.pde import fv, learned
 
 FACTORS = (4, 8, 16, 32)
+# Adam steps per factor on the time-derivative loss, then on the unrolled loss (which costs about
+# factor^-2 per step: 2,000 steps at x8 cost about 8,000 at x16).
+DERIVATIVE_STEPS = {4: 6000, 8: 6000, 16: 12000, 32: 12000}
+UNROLLED_STEPS = {4: 0, 8: 2000, 16: 6000, 32: 6000}
 N_FINE = 512
 LENGTH = 2 * np.pi
 
@@ -133,8 +139,9 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
     reach = args.reach
     # Lagged fields only where the unrolled loss trains the feedback through them (at x4, on the
     # time-derivative loss alone, they made the runs worse: MAE 4.2e-4 against 3.3e-4 in a prototype).
-    memory = tuple(args.memory) if factor >= args.unrolled_from else ()
-    read_forcing = args.read_forcing == "yes" and factor >= args.unrolled_from
+    dsteps, steps = args.dsteps_at[factor], args.steps_at[factor]
+    memory = tuple(args.memory) if steps else ()
+    read_forcing = tuple(args.read_forcing) if steps else ()
     refs, t_span = refs_full[:, warm:], ts_full[warm:]
     # The lagged fields along the coarse-grained training runs, from their start (u = 0) on.
     lags = learned.lagged(learned.coarse_grain(refs_full, factor), ts_full, memory)[:, warm:] if memory else None
@@ -144,7 +151,7 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
             1,
             inputs=(1 - reach, reach),
             values=args.values,
-            features=len(memory) + read_forcing,
+            features=len(memory) + len(read_forcing),
             width_size=args.width,
             depth=args.depth,
             key=key,
@@ -168,7 +175,6 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
     rng = np.random.default_rng(factor)
     start = time.perf_counter()
     losses = {}
-    dsteps = args.dsteps_coarse if factor >= args.unrolled_from else args.dsteps
     if dsteps:
         states, times, forcing, targets = derivative_data(factor, refs, forcings, t_span)
         if memory:
@@ -189,7 +195,7 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
         model, losses["derivative"] = learned.train(
             model, d_loss, optax.adam(schedule), dsteps, data=d_data, progress=args.progress
         )
-    if args.steps and factor >= args.unrolled_from:
+    if steps:
         dt = step_for(model, args.dt_out)
         seg, shifted = segments(learned.coarse_grain(refs, factor), forcings, t_span, args.unroll, args.dt_out)
         seg = jnp.asarray(seg)
@@ -206,9 +212,9 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
             absolute = args.loss == "absolute"
             return learned.unrolled_loss(m, refs_b, ts, p_b, dt=dt, checkpoint=8, absolute=absolute, lags=lags_b)
 
-        schedule = optax.cosine_decay_schedule(args.lr, args.steps, alpha=0.1)
+        schedule = optax.cosine_decay_schedule(args.lr, steps, alpha=0.1)
         model, losses["unrolled"] = learned.train(
-            model, loss, optax.adam(schedule), args.steps, data=data, progress=args.progress
+            model, loss, optax.adam(schedule), steps, data=data, progress=args.progress
         )
     return model, losses, time.perf_counter() - start
 
@@ -249,7 +255,7 @@ def print_speedups(results, costs, factors):
             c, (name, g) = min(level)
             print(f"speedup_equal_accuracy_learned_x{f}: {c / cost:.2f}  # {name} x{g}, mae {standard[name, g]:.2e}")
         else:
-            finest = min(factors)
+            finest = min(key[1] for key in standard)
             c = min(costs[key] for key in standard if key[1] == finest)
             print(f"speedup_equal_accuracy_learned_x{f}_at_least: {c / cost:.2f}  # no standard run reaches it")
 
@@ -264,6 +270,16 @@ def ratio_interval(mine, theirs, draws=10_000, seed=0):
     return f"; 95 % interval over the held-out forcings {lo:.2f}-{hi:.2f}"
 
 
+def per_factor(parser, name, values, factors, default):
+    """`{factor: value}` from one value for all factors, one per factor, or (None) the `default` table."""
+    if values is None:
+        # A factor outside the table takes its nearest entry's.
+        return {f: default[min(default, key=lambda g: abs(math.log(g / f)))] for f in factors}
+    if len(values) not in (1, len(factors)):
+        parser.error(f"{name}: give one value or one per factor of --factors {factors}, got {values}")
+    return dict(zip(factors, values * len(factors) if len(values) == 1 else values))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--train", type=int, default=1024, help="training forcings (cheap, and more generalise)")
@@ -274,12 +290,22 @@ def main():
     parser.add_argument("--dt-out", type=float, default=0.1)
     parser.add_argument("--unroll", type=int, default=8)
     parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--dsteps", type=int, default=6000, help="adam steps on the time-derivative loss")
-    parser.add_argument("--dsteps-coarse", type=int, default=12000, help="the same from --unrolled-from")
+    parser.add_argument(
+        "--dsteps",
+        type=int,
+        nargs="+",
+        help="adam steps on the time-derivative loss, per factor of --factors (or one for all; default: "
+        "DERIVATIVE_STEPS)",
+    )
     parser.add_argument("--dbatch", type=int, default=128, help="snapshots per derivative-loss step")
     parser.add_argument("--dlr", type=float, default=3e-3)
-    parser.add_argument("--steps", type=int, default=6000, help="adam steps on the unrolled loss, after the others")
-    parser.add_argument("--unrolled-from", type=int, default=16, help="smallest factor trained on unrolled losses")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        nargs="+",
+        help="adam steps on the unrolled loss after the others, per factor of --factors (or one for all; 0: none; "
+        "default: UNROLLED_STEPS)",
+    )
     parser.add_argument("--lr", type=float, default=1e-3, help="unrolled-loss learning rate")
     parser.add_argument(
         "--reach", type=int, default=5, help="the network sees cells i-reach .. i+reach (face: i+1-reach .. i+reach)"
@@ -297,25 +323,36 @@ def main():
         type=float,
         nargs="*",
         default=[0.2],
-        help="time constants of the lagged fields the learned scheme reads at the factors from --unrolled-from "
+        help="time constants of the lagged fields the learned scheme reads at the factors trained on unrolled losses "
         "(ForcedBurgers(memory=...)); none: no memory",
     )
     parser.add_argument(
         "--read-forcing",
-        choices=("yes", "no"),
-        default="yes",
-        help="the learned scheme also reads the forcing's cell averages at the factors from --unrolled-from",
+        nargs="*",
+        choices=learned.FORCING_FIELDS,
+        default=["average", "face"],
+        help="what of the forcing the learned scheme also reads at the factors trained on unrolled losses "
+        "(ForcedBurgers(read_forcing=...)); none: nothing",
     )
     parser.add_argument("--factors", type=int, nargs="+", default=list(FACTORS))
+    parser.add_argument(
+        "--standard-factors",
+        type=int,
+        nargs="*",
+        default=[2],
+        help="factors where only the standard schemes run (x2: the pair learned x8 / best x2 of the headline)",
+    )
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     args = parser.parse_args()
-    if (args.memory or args.read_forcing == "yes") and args.scheme != "face":
-        parser.error("--memory and --read-forcing yes need --scheme face (the learned face values read those fields)")
+    if (args.memory or args.read_forcing) and args.scheme != "face":
+        parser.error("--memory and --read-forcing need --scheme face (the learned face values read those fields)")
     if args.quick:
-        args.train, args.test, args.warmup, args.span, args.eval_span, args.dsteps = 2, 2, 1.0, 1.0, 1.0, 20
-        args.dsteps_coarse = 20
-        args.steps = min(args.steps, 3)
+        args.train, args.test, args.warmup, args.span, args.eval_span, args.dsteps = 2, 2, 1.0, 1.0, 1.0, [20]
+    args.dsteps_at = per_factor(parser, "--dsteps", args.dsteps, args.factors, DERIVATIVE_STEPS)
+    args.steps_at = per_factor(parser, "--steps", args.steps, args.factors, UNROLLED_STEPS)
+    if args.quick:
+        args.steps_at = {f: min(s, 3) for f, s in args.steps_at.items()}
     print(f"# devices: {jax.devices()}, x64: {jax.config.jax_enable_x64}")
 
     key = jax.random.key(0)
@@ -333,15 +370,19 @@ def main():
     refs_test, t_test = refs_test[:, warm:], ts_test[warm:]
 
     results, costs, per_forcing, train_total = {}, {}, {}, 0.0
-    for factor in args.factors:
+    for factor in sorted(set(args.factors) | set(args.standard_factors)):
         n = N_FINE // factor
-        model, losses, seconds = train_learned(
-            factor, refs_train, train_p, ts_train, warm, args, jax.random.fold_in(key, factor)
-        )
-        train_total += seconds
-        summary = ", ".join(f"{k} loss {v[0]:.3e} -> {np.mean(v[-20:]):.3e}" for k, v in losses.items())
-        print(f"# factor {factor} ({n} cells): trained in {seconds:.1f} s, {summary}")
-        schemes = {"learned": model}
+        schemes = {}
+        if factor in args.factors:
+            model, losses, seconds = train_learned(
+                factor, refs_train, train_p, ts_train, warm, args, jax.random.fold_in(key, factor)
+            )
+            train_total += seconds
+            summary = ", ".join(f"{k} loss {v[0]:.3e} -> {np.mean(v[-20:]):.3e}" for k, v in losses.items())
+            print(f"# factor {factor} ({n} cells): trained in {seconds:.1f} s, {summary}")
+            schemes["learned"] = model
+        else:
+            print(f"# factor {factor} ({n} cells): standard schemes only")
         for name, (recon, flux) in standard_schemes().items():
             schemes[name] = learned.ForcedBurgers(grid(n), reconstruction=recon, numerical_flux=flux)
         for name, m in schemes.items():
@@ -357,7 +398,7 @@ def main():
 
     print("# headline: learned at factor 4f against the best standard scheme at factor f")
     reached = 0
-    for f in args.factors:
+    for f in sorted(set(args.factors) | set(args.standard_factors)):
         if 4 * f not in args.factors:
             continue
         best = min((v, k) for (k, g), v in results.items() if g == f and k != "learned")

@@ -24,7 +24,8 @@ class AbstractModel(eqx.Module):
     default: `imex_split` (explicit and implicit parts, for IMEX methods),
     `jacobian_sparsity` (for sparse stiff solves), `spectral_radius` (stable
     explicit steps) and `check_state`. `labels` names the state for
-    `Solution.to_xarray`.
+    `Solution.to_xarray`; `initial_state` and `observed` relate a state with hidden
+    parts to the field that data measure (both the identity by default).
 
     A model holds its configuration (functions, grids, names) as static fields;
     anything to be differentiated or batched over goes in `params`.
@@ -61,6 +62,20 @@ class AbstractModel(eqx.Module):
         """Raise `TypeError`/`ValueError` if `y` is not a state of this model (default: accept
         anything). Fixed-step methods call it on `y0` at trace time."""
         del y, what
+
+    def initial_state(self, y0: PyTree[Array], **hidden) -> PyTree[Array]:
+        """The state to start from given its observed part `y0` (see `observed`) and, as keywords,
+        any hidden parts (e.g. `lag=` of `sciax.pde.learned.ForcedBurgers(memory=...)`). Default:
+        `y0` itself; `ValueError` if hidden parts are given to a model without them."""
+        if hidden:
+            raise ValueError(f"{type(self).__name__} has no hidden state, but {sorted(hidden)} were given")
+        return y0
+
+    def observed(self, y: PyTree[Array]) -> PyTree[Array]:
+        """The part of a state (or of a batch or trajectory of states) that data measure, which
+        losses and errors compare. Default: the state itself; a model with hidden state (lagged
+        fields, say) returns its observed field."""
+        return y
 
     def spectral_radius(self, params: PyTree) -> tuple[Array, Array] | None:
         """Upper bounds `(diffusive, oscillatory)` on the real and imaginary parts of the

@@ -115,6 +115,49 @@ def test_forcing_as_input_against_the_model_that_ignores_it():
     np.testing.assert_allclose(rhs(blind, 0.7, y, p) - rhs(blind, 0.3, y, p), forcing_only, rtol=0, atol=1e-12)
 
 
+def test_forcing_without_memory_and_the_forcing_fields():
+    p = {k: v[0] for k, v in FORCING.items()}
+    u = U0[0]
+    rhs = eqx.filter_jit(lambda m, t, y, p: m.rhs(t, y, p))
+    # Without memory the state stays an array; a net blind to the forcing field is the plain learned scheme.
+    plain = learned.ForcedBurgers(GRID, reconstruction=_net(0, 3))
+    first = plain.inviscid.reconstruction.net.layers[0]
+    one = _net(1, 3)
+    weight = jnp.concatenate([first.weight, jnp.zeros((first.weight.shape[0], 8))], 1)
+    net = eqx.tree_at(
+        lambda n: (n.layers[0].weight, n.layers[0].bias, n.layers[-1]),
+        one.net,
+        (weight, first.bias, plain.inviscid.reconstruction.net.layers[-1]),
+    )
+    blind = learned.ForcedBurgers(GRID, reconstruction=eqx.tree_at(lambda r: r.net, one, net), read_forcing=True)
+    assert blind.initial_state(u) is u and blind.observed(u) is u
+    np.testing.assert_allclose(rhs(blind, 0.3, u, p), rhs(plain, 0.3, u, p), rtol=0, atol=1e-13)
+    seeing = learned.ForcedBurgers(GRID, reconstruction=_net(3, 4), read_forcing=("face", "average", "rate"))
+    ys = sciax.simulate(seeing, u, TS, p, method=sciax.pde.RK4(DT)).ys
+    assert ys.shape == (3, N) and np.all(np.isfinite(ys))
+    # Conservative: the cells' total changes by the forcing's alone.
+    np.testing.assert_allclose(np.sum(rhs(seeing, 0.3, u, p)), np.sum(seeing.forcing(0.3, p)), rtol=0, atol=1e-12)
+    # The fields against the formula sampled independently: averages by fine quadrature, the rate by a
+    # centred difference in time, the faces at x_i - dx / 2.
+    t = 0.7
+    fields = seeing.forcing_fields(t, p, ("average", "rate", "face"))
+    dx = GRID.spacing[0]
+    a, w, k, phi = (np.asarray(p[name])[:, None] for name in ("amplitude", "omega", "wavenumber", "phase"))
+
+    def f(x, t):
+        return np.sum(a * np.sin(w * t + k * x + phi), 0)
+
+    fine = (np.arange(4000) + 0.5) / 4000 * dx
+    average = np.array([f(X[i] - dx / 2 + fine, t).mean() for i in range(N)])
+    rate = np.array(
+        [(f(X[i] - dx / 2 + fine, t + 1e-5) - f(X[i] - dx / 2 + fine, t - 1e-5)).mean() / 2e-5 for i in range(N)]
+    )
+    np.testing.assert_allclose(fields[0], average, atol=1e-7)
+    np.testing.assert_allclose(fields[1], rate, atol=1e-7)
+    np.testing.assert_allclose(fields[2], f(X - dx / 2, t), atol=1e-13)
+    np.testing.assert_allclose(seeing.forcing(t, p), fields[0], atol=1e-14)
+
+
 def test_random_network_with_extra_fields_is_exact_for_linear_functions():
     recon = _net(2, 5, scale=1.0)
     rng = np.random.default_rng(0)
@@ -201,8 +244,11 @@ def test_bad_input():
         learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=(0.1, 0.5))
     with pytest.raises(ValueError, match="read_forcing=True the reconstruction must be .* reading 2 extra fields"):
         learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=TAU, read_forcing=True)
-    with pytest.raises(ValueError, match="read_forcing must be True or False, got 'yes'"):
-        learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=TAU, read_forcing="yes")
+    for bad in ("yes", ("average", "average"), ("speed",)):
+        with pytest.raises(ValueError, match="read_forcing must be True, False or a tuple of distinct names from"):
+            learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=TAU, read_forcing=bad)
+    with pytest.raises(ValueError, match="read_forcing=\\('rate', 'face'\\) the reconstruction .*\\(features=3\\)"):
+        learned.ForcedBurgers(GRID, reconstruction=_net(1, 0), memory=TAU, read_forcing=("rate", "face"))
     with pytest.raises(ValueError, match="features must be an integer >= 0.*got -1"):
         learned.face_net((-2, 3), 1, features=-1, key=jax.random.key(0))
     with pytest.raises(ValueError, match="input window of shape \\(16,\\)"):
@@ -219,6 +265,11 @@ def test_bad_input():
         MODEL.check_state({"u": jnp.zeros(N), "lag": jnp.zeros((2, N))})
     with pytest.raises(ValueError, match="lag was given but the model has no memory"):
         learned.ForcedBurgers(GRID).initial_state(jnp.zeros(N), jnp.zeros((1, N)))
+    # Every model has the hooks; one without hidden state says so when given some.
+    plain = fv.Burgers(GRID, sciax.pde.Periodic())
+    assert plain.observed(U0) is U0 and plain.initial_state(U0) is U0
+    with pytest.raises(ValueError, match="Burgers has no hidden state, but \\['lag'\\] were given"):
+        plain.initial_state(U0, lag=U0)
     with pytest.raises(ValueError, match="ts must be uniform output times"):
         learned.lagged(np.zeros((3, 4)), np.array([0.0, 0.1, 0.3]), TAU)
     with pytest.raises(ValueError, match="u of shape \\(..., len\\(ts\\), n\\).*u of shape \\(4, 3\\)"):

@@ -19,7 +19,7 @@
 
 from ._closure import Corrected, corrected_spec
 from ._face import LearnedFaceValues, face_net
-from ._forced_burgers import ForcedBurgers, coarse_grain, random_forcing
+from ._forced_burgers import FORCING_FIELDS, ForcedBurgers, coarse_grain, random_forcing
 from ._linear import LinearReconstruction
 from ._memory import lagged
 from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
@@ -34,6 +34,7 @@ __all__ = [
     "stencil_net",
     "trainable",
     "ForcedBurgers",
+    "FORCING_FIELDS",
     "random_forcing",
     "coarse_grain",
     "lagged",

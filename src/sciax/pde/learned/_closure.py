@@ -55,6 +55,12 @@ class Corrected(AbstractModel):
     def labels(self):
         return self.model.labels()
 
+    def initial_state(self, y0, **hidden):
+        return self.model.initial_state(y0, **hidden)
+
+    def observed(self, y):
+        return self.model.observed(y)
+
 
 def corrected_spec(model: Corrected):
     """The `equinox.partition` filter selecting the inexact arrays of `model.net` only."""

@@ -24,6 +24,8 @@ from ._face import LearnedFaceValues
 from ._memory import check_memory
 
 FORCING_KEYS = ("amplitude", "omega", "wavenumber", "phase")
+# What of the forcing the learned reconstruction may read, per cell (see `ForcedBurgers.forcing_fields`).
+FORCING_FIELDS = ("average", "rate", "face")
 
 
 class ForcedBurgers(AbstractModel):
@@ -72,7 +74,7 @@ class ForcedBurgers(AbstractModel):
     eta: float = eqx.field(static=True)
     viscous: LearnedFaceValues | None
     memory: tuple[float, ...] = eqx.field(static=True)
-    read_forcing: bool = eqx.field(static=True)
+    read_forcing: tuple[str, ...] = eqx.field(static=True)
 
     def __init__(
         self,
@@ -83,7 +85,7 @@ class ForcedBurgers(AbstractModel):
         numerical_flux: AbstractNumericalFlux | None = None,
         viscous: LearnedFaceValues | None = None,
         memory: float | tuple[float, ...] = (),
-        read_forcing: bool = False,
+        read_forcing: bool | tuple[str, ...] = False,
     ):
         if isinstance(eta, bool) or not isinstance(eta, (int, float, np.integer, np.floating)) or not eta >= 0:
             raise ValueError(f"ForcedBurgers: eta must be a number >= 0, got eta={eta!r}")
@@ -94,16 +96,14 @@ class ForcedBurgers(AbstractModel):
             raise ValueError(f"ForcedBurgers: viscous must be None or a LearnedFaceValues with derivative=1, got {got}")
         if viscous is not None and viscous.features:
             raise ValueError(f"ForcedBurgers: viscous must read the state alone (features=0), got {viscous.features}")
-        if not isinstance(read_forcing, bool):
-            raise ValueError(f"ForcedBurgers: read_forcing must be True or False, got {read_forcing!r}")
         self.eta, self.viscous, self.memory = float(eta), viscous, check_memory(memory)
-        self.read_forcing = read_forcing
+        self.read_forcing = _check_read_forcing(read_forcing)
         features = getattr(self.inviscid.reconstruction, "features", 0)
-        want = len(self.memory) + read_forcing
+        want = len(self.memory) + len(self.read_forcing)
         if features != want:
             raise ValueError(
                 f"ForcedBurgers: with memory={self.memory!r} ({len(self.memory)} lagged fields) and "
-                f"read_forcing={read_forcing} the reconstruction must be a LearnedFaceValues reading {want} extra "
+                f"read_forcing={read_forcing!r} the reconstruction must be a LearnedFaceValues reading {want} extra "
                 f"fields (features={want}), got {type(self.inviscid.reconstruction).__name__} with features={features}"
             )
 
@@ -115,10 +115,24 @@ class ForcedBurgers(AbstractModel):
         """The cell averages of `f(., t)`."""
         if params is None:
             return jnp.zeros(self.grid.shape)
+        return self.forcing_fields(t, params, ("average",))[0]
+
+    def forcing_fields(self, t, params, fields: tuple[str, ...]) -> Float[Array, "m n"]:
+        """Per cell, for each of `fields`: `"average"` the cell average of `f(., t)`, `"rate"` that of
+        `df/dt`, `"face"` the point value of `f` at the cell's left face (with the average, the
+        forcing's structure inside the cell, which a coarse grid cannot resolve)."""
+        if params is None:
+            return jnp.zeros((len(fields), *self.grid.shape))
         x, dx = self.grid.coords()[0], self.grid.spacing[0]
         a, w, k, phi = (jnp.asarray(params[key])[:, None] for key in FORCING_KEYS)
         half = k * dx / 2
-        return jnp.sum(a * jnp.sin(w * t + k * x + phi) * jnp.sin(half) / half, axis=0)
+        phase = w * t + k * x + phi
+        rows = {
+            "average": lambda: a * jnp.sin(phase) * jnp.sin(half) / half,
+            "rate": lambda: a * w * jnp.cos(phase) * jnp.sin(half) / half,
+            "face": lambda: a * jnp.sin(phase - half),
+        }
+        return jnp.stack([jnp.sum(rows[name](), axis=0) for name in fields])
 
     def rhs(self, t, y, params):
         if self.memory:  # `simulate` traces `rhs` before the method checks `y0`
@@ -130,8 +144,13 @@ class ForcedBurgers(AbstractModel):
         else:
             gradient = self.viscous.faces(_wrap(u, self.viscous.radius))[..., 0]
             viscous = self.eta * (gradient[1:] - gradient[:-1]) / dx**2
-        force = self.forcing(t, params).astype(u.dtype)
-        extra = ([u - y["lag"]] if self.memory else []) + ([force[None]] if self.read_forcing else [])
+        # The average first (it forces the cells), then the other fields the network reads.
+        names = ("average",) + tuple(name for name in self.read_forcing if name != "average")
+        fields = self.forcing_fields(t, params, names).astype(u.dtype)
+        force = fields[0]
+        extra = [u - y["lag"]] if self.memory else []
+        if self.read_forcing:
+            extra.append(fields[np.asarray([names.index(name) for name in self.read_forcing])])
         advective = self._advection(u, jnp.concatenate(extra)) if extra else self.inviscid.rhs(t, u, None)
         rate = advective + viscous + force
         if not self.memory:
@@ -229,6 +248,19 @@ def coarse_grain(u: Float[Array, "... n"], factor: int) -> Float[Array, "... n/f
             f"axis, got {n} cells"
         )
     return jnp.mean(jnp.reshape(u, (*jnp.shape(u)[:-1], n // factor, factor)), axis=-1)
+
+
+def _check_read_forcing(read_forcing) -> tuple[str, ...]:
+    """`read_forcing` as a tuple of `FORCING_FIELDS` names: `True` is `("average",)`, `False` none."""
+    if isinstance(read_forcing, bool):
+        return ("average",) if read_forcing else ()
+    ok = isinstance(read_forcing, (tuple, list)) and all(name in FORCING_FIELDS for name in read_forcing)
+    if not ok or len(set(read_forcing)) != len(read_forcing):
+        raise ValueError(
+            f"ForcedBurgers: read_forcing must be True, False or a tuple of distinct names from {FORCING_FIELDS}, "
+            f"got {read_forcing!r}"
+        )
+    return tuple(read_forcing)
 
 
 def _wrap(a, width: int):

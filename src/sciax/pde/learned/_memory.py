@@ -50,20 +50,3 @@ def lagged(
             lag = a * lag + (1 - a) * u[..., k, :] + (1 - tau * (1 - a) / h) * (u[..., k + 1, :] - u[..., k, :])
             lags[..., k + 1, j, :] = lag
     return lags
-
-
-def observed(model, y):
-    """The observed field of a state (or of states) of `model`: `model.observed(y)` where the model has
-    one (a model with memory), else `y` itself."""
-    see = getattr(model, "observed", None)
-    return y if see is None else see(y)
-
-
-def initial(model, u0, lag=None):
-    """The state `model` starts from given its observed field `u0` (and lags, for a model with memory)."""
-    start = getattr(model, "initial_state", None)
-    if start is not None:
-        return start(u0, lag)
-    if lag is not None:
-        raise ValueError(f"lags were given but {type(model).__name__} has no memory")
-    return u0

@@ -19,7 +19,6 @@ from tqdm.auto import tqdm
 
 from ..._simulate import simulate
 from ..fd._rk4 import RK4
-from ._memory import initial, observed
 from ._stencil import trainable
 
 
@@ -75,11 +74,11 @@ def unrolled_loss(
     method = RK4(dt, checkpoint=checkpoint)
 
     def one(reference, p, lag):
-        y, total, start = initial(model, reference[0], lag), 0.0, 0
+        y, total, start = model.initial_state(reference[0], **({} if lag is None else {"lag": lag})), 0.0, 0
         for piece in pieces:
             ys = simulate(model, y, piece, p, method=method).ys
             stop = start + len(piece) - 1
-            total = total + jnp.sum(_error(observed(model, ys)[1:] - reference[start + 1 : stop + 1], absolute))
+            total = total + jnp.sum(_error(model.observed(ys)[1:] - reference[start + 1 : stop + 1], absolute))
             y = jax.tree_util.tree_map(lambda a: a[-1], ys)
             y, start = (jax.lax.stop_gradient(y) if stop_gradient else y), stop
         return total
@@ -109,14 +108,14 @@ def derivative_loss(
     memory takes states `{"u": (batch, n), "lag": (batch, k, n)}` (`lagged` of the reference) and
     its observed rate (of `u`) is compared.
     """
-    shape, t_shape = jnp.shape(observed(model, states)), jnp.shape(times)
+    shape, t_shape = jnp.shape(model.observed(states)), jnp.shape(times)
     if len(shape) < 2 or jnp.shape(targets) != shape or t_shape != shape[:1]:
         raise ValueError(
             f"derivative_loss: states and targets must share one shape (batch, cells...) and times be (batch,); "
             f"got states {shape}, targets {jnp.shape(targets)}, times {t_shape}"
         )
     in_axes = (0, 0, None if params is None else 0)
-    rates = observed(model, jax.vmap(model.rhs, in_axes=in_axes)(times, states, params))
+    rates = model.observed(jax.vmap(model.rhs, in_axes=in_axes)(times, states, params))
     return jnp.mean(_error(rates - targets, absolute))
 
 

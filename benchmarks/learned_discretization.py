@@ -20,8 +20,8 @@ values=2)`, both states of each face from six-cell stencils centred on the face,
 cell edges), trained with adam, first for `--dsteps` steps (per factor, `DERIVATIVE_STEPS` by
 default) on the time-derivative loss of Bar-Sinai et al. (`derivative_loss`: the coarse `rhs` of
 `--dbatch` random training snapshots against the coarse-grained time derivative of the fine
-solution), then for `--steps` steps (`UNROLLED_STEPS`: none at x4, 2,000 at x8, 6,000 at x16 and
-x32; the unrolled loss costs about factor^-2 per step) on unrolled losses of `--unroll` output
+solution), then for `--steps` steps (`UNROLLED_STEPS`: none at x4, 2,000 at x8, 6,000 at x16, 4,000
+at x32; the unrolled loss costs about factor^-2 per step) on unrolled losses of `--unroll` output
 intervals through `sciax.simulate`, `--batch` random segments per step; both losses the mean
 absolute error (`--loss absolute`, the evaluation's measure) or squared error; `--viscous learned`
 adds a learned viscous face derivative, `face_net(..., derivative=1)`, on the same stencil and
@@ -37,15 +37,22 @@ held-out forcings (`inf` if the run blew up); `step_us_<scheme>_x<factor>`: micr
 step of one trajectory (median of 5 runs of `--eval-span`). The headline check compares the
 learned scheme at factor 4f with the best standard scheme at factor f (x8 / x2, x16 / x4, x32 / x8),
 with the 95 % paired bootstrap interval of that ratio over the held-out forcings (their errors vary
-8x between forcings).
+8x between forcings). The factors train `--jobs` at a time (default 2, the CI machine's cores), each in
+a single-threaded process: `train_seconds_total` is the wall clock of all training, `train_seconds_sum`
+the factors' own times added up.
 `speedup_equal_accuracy_learned_x<factor>`: the cost per simulated time unit (microseconds per step
 over the step) of the cheapest standard run, any scheme and factor, at least as accurate as the
 learned one, over the learned run's (`..._at_least` where none is: a bound from the finest factor).
 """
 
 import argparse
+import io
 import math
+import multiprocessing
+import os
+import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import equinox as eqx
 import jax
@@ -58,9 +65,10 @@ from sciax.pde import fv, learned
 
 FACTORS = (4, 8, 16, 32)
 # Adam steps per factor on the time-derivative loss, then on the unrolled loss (which costs about
-# factor^-2 per step: 2,000 steps at x8 cost about 8,000 at x16).
+# factor^-2 per step: 0.43 s at x8, 0.12 s at x16 on one slow core). Sized so that the two
+# processes of `--jobs 2` take about the same time: x16 + x4 on one core, x8 + x32 on the other.
 DERIVATIVE_STEPS = {4: 6000, 8: 6000, 16: 12000, 32: 12000}
-UNROLLED_STEPS = {4: 0, 8: 2000, 16: 6000, 32: 6000}
+UNROLLED_STEPS = {4: 0, 8: 2000, 16: 6000, 32: 4000}
 N_FINE = 512
 LENGTH = 2 * np.pi
 
@@ -134,17 +142,15 @@ def derivative_data(factor, refs, forcings, t_span):
     return jnp.asarray(states), jnp.asarray(times), repeated, jnp.asarray(targets.reshape(-1, n))
 
 
-def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
+def untrained_model(factor, args):
+    """The learned scheme at `factor` before training (its inputs follow the factor's losses)."""
+    key = jax.random.fold_in(jax.random.key(0), factor)
     n = N_FINE // factor
     reach = args.reach
     # Lagged fields only where the unrolled loss trains the feedback through them (at x4, on the
     # time-derivative loss alone, they made the runs worse: MAE 4.2e-4 against 3.3e-4 in a prototype).
-    dsteps, steps = args.dsteps_at[factor], args.steps_at[factor]
-    memory = tuple(args.memory) if steps else ()
-    read_forcing = tuple(args.read_forcing) if steps else ()
-    refs, t_span = refs_full[:, warm:], ts_full[warm:]
-    # The lagged fields along the coarse-grained training runs, from their start (u = 0) on.
-    lags = learned.lagged(learned.coarse_grain(refs_full, factor), ts_full, memory)[:, warm:] if memory else None
+    memory = tuple(args.memory) if args.steps_at[factor] else ()
+    read_forcing = tuple(args.read_forcing) if args.steps_at[factor] else ()
     if args.scheme == "face":
         recon = learned.face_net(
             (-2, 3),
@@ -169,9 +175,18 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
             depth=args.depth,
             key=jax.random.fold_in(key, 1),
         )
-    model = learned.ForcedBurgers(
+    return learned.ForcedBurgers(
         grid(n), reconstruction=recon, viscous=viscous, memory=memory, read_forcing=read_forcing
     )
+
+
+def train_learned(factor, refs_full, forcings, ts_full, warm, args):
+    model = untrained_model(factor, args)
+    n, memory = N_FINE // factor, model.memory
+    dsteps, steps = args.dsteps_at[factor], args.steps_at[factor]
+    refs, t_span = refs_full[:, warm:], ts_full[warm:]
+    # The lagged fields along the coarse-grained training runs, from their start (u = 0) on.
+    lags = learned.lagged(learned.coarse_grain(refs_full, factor), ts_full, memory)[:, warm:] if memory else None
     rng = np.random.default_rng(factor)
     start = time.perf_counter()
     losses = {}
@@ -217,6 +232,38 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args, key):
             model, loss, optax.adam(schedule), steps, data=data, progress=args.progress
         )
     return model, losses, time.perf_counter() - start
+
+
+def _train_job(factor, refs_path, forcings, ts_full, warm, args):
+    """One factor's training in a worker process; the weights come back serialised."""
+    refs = np.load(refs_path, mmap_mode="r")
+    model, losses, seconds = train_learned(factor, refs, forcings, ts_full, warm, args)
+    buffer = io.BytesIO()
+    eqx.tree_serialise_leaves(buffer, model)
+    return buffer.getvalue(), losses, seconds
+
+
+def train_all(factors, refs, forcings, ts_full, warm, args):
+    """`{factor: (model, losses, seconds)}`, trained `args.jobs` factors at a time, each in its own
+    single-threaded process (the networks are too small for XLA's threads to help, and the factors are
+    independent), the longest first."""
+    if args.jobs == 1:
+        return {f: train_learned(f, refs, forcings, ts_full, warm, args) for f in factors}
+    forcings = {k: np.asarray(v) for k, v in forcings.items()}
+    single = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + single).strip()
+    order = sorted(factors, key=lambda f: (args.steps_at[f] * N_FINE // f, args.dsteps_at[f]), reverse=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "refs.npy")
+        np.save(path, refs)
+        context = multiprocessing.get_context("spawn")  # a fork would copy this process's XLA threads
+        with ProcessPoolExecutor(args.jobs, mp_context=context) as pool:
+            jobs = {f: pool.submit(_train_job, f, path, forcings, ts_full, warm, args) for f in order}
+            out = {}
+            for f in factors:
+                weights, losses, seconds = jobs[f].result()
+                out[f] = eqx.tree_deserialise_leaves(io.BytesIO(weights), untrained_model(f, args)), losses, seconds
+    return out
 
 
 def evaluate(model, refs, forcings, ts, factor):
@@ -342,6 +389,9 @@ def main():
         default=[2],
         help="factors where only the standard schemes run (x2: the pair learned x8 / best x2 of the headline)",
     )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="factors trained at once, one single-threaded process each (CI: 2 cores)"
+    )
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     args = parser.parse_args()
@@ -369,15 +419,15 @@ def main():
     print(f"reference_max_abs_u: {np.abs(refs_test).max():.3f}")
     refs_test, t_test = refs_test[:, warm:], ts_test[warm:]
 
-    results, costs, per_forcing, train_total = {}, {}, {}, 0.0
+    start = time.perf_counter()
+    trained = train_all(args.factors, refs_train, train_p, ts_train, warm, args)
+    train_wall = time.perf_counter() - start
+    results, costs, per_forcing = {}, {}, {}
     for factor in sorted(set(args.factors) | set(args.standard_factors)):
         n = N_FINE // factor
         schemes = {}
         if factor in args.factors:
-            model, losses, seconds = train_learned(
-                factor, refs_train, train_p, ts_train, warm, args, jax.random.fold_in(key, factor)
-            )
-            train_total += seconds
+            model, losses, seconds = trained[factor]
             summary = ", ".join(f"{k} loss {v[0]:.3e} -> {np.mean(v[-20:]):.3e}" for k, v in losses.items())
             print(f"# factor {factor} ({n} cells): trained in {seconds:.1f} s, {summary}")
             schemes["learned"] = model
@@ -393,7 +443,8 @@ def main():
             costs[name, factor] = us / step_for(m, args.dt_out)
             print(f"mae_{name}_x{factor}: {mae:.4e}")
             print(f"step_us_{name}_x{factor}: {us:.1f}")
-    print(f"train_seconds_total: {train_total:.1f}")
+    print(f"train_seconds_total: {train_wall:.1f}  # wall clock, {args.jobs} factor(s) at a time")
+    print(f"train_seconds_sum: {sum(t for _, _, t in trained.values()):.1f}  # each factor's own time, summed")
     print_speedups(results, costs, args.factors)
 
     print("# headline: learned at factor 4f against the best standard scheme at factor f")

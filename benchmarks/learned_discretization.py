@@ -251,8 +251,21 @@ def train_all(factors, refs, forcings, ts_full, warm, args):
         return {f: train_learned(f, refs, forcings, ts_full, warm, args) for f in factors}
     forcings = {k: np.asarray(v) for k, v in forcings.items()}
     single = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + single).strip()
+    saved = os.environ.get("XLA_FLAGS")
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + single).strip()  # the workers inherit it
     order = sorted(factors, key=lambda f: (args.steps_at[f] * N_FINE // f, args.dsteps_at[f]), reverse=True)
+    try:
+        return _train_in_workers(factors, order, refs, forcings, ts_full, warm, args)
+    finally:
+        if saved is None:
+            os.environ.pop("XLA_FLAGS", None)
+        else:
+            os.environ["XLA_FLAGS"] = saved
+
+
+def _train_in_workers(factors, order, refs, forcings, ts_full, warm, args):
+    """`train_all`'s pool: the references reach the workers as a memory-mapped file, the weights come back
+    serialised and are loaded into the same untrained model built here."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "refs.npy")
         np.save(path, refs)
@@ -395,6 +408,8 @@ def main():
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error(f"--jobs: factors trained at once must be >= 1, got {args.jobs}")
     if (args.memory or args.read_forcing) and args.scheme != "face":
         parser.error("--memory and --read-forcing need --scheme face (the learned face values read those fields)")
     if args.quick:

@@ -179,7 +179,10 @@ def _exact_final(y0, p):
 @pytest.mark.parametrize("rtol, tol", [(1e-5, 1e-3), (1e-10, 1e-8)])
 def test_linear_system_against_the_matrix_exponential(rtol, tol):
     y0 = np.array([1.0, 2.0, 3.0])
-    sol = sciax.simulate(LINEAR, jnp.asarray(y0), LINEAR_TS, 1.0, method=sciax.ode.BDF(), rtol=rtol, atol=rtol)
+    tolerance = jnp.asarray(rtol)  # an array, not a Python float: one compilation of the solve serves both tolerances
+    sol = sciax.simulate(
+        LINEAR, jnp.asarray(y0), LINEAR_TS, 1.0, method=sciax.ode.BDF(), rtol=tolerance, atol=tolerance
+    )
     want = np.stack([scipy.linalg.expm(LINEAR_A * float(t)) @ y0 for t in LINEAR_TS])
     np.testing.assert_allclose(np.asarray(sol.ys), want, rtol=tol, atol=tol)  # mixed test, as the solver's
 
@@ -210,8 +213,10 @@ def test_grad_and_jvp_against_the_exact_derivative():
         return jnp.sum(sol.ys[-1] ** 2)
 
     # Each derivative as one compiled program (not op by op around the solver's inner jit).
-    grad = float(jax.jit(jax.grad(loss))(1.2))
-    tangent = float(jax.jit(lambda p: jax.jvp(forward_loss, (p,), (jnp.ones_like(p),))[1])(1.2))
+    # p as a float64 array, as in test_vmap_over_initial_conditions_and_params: _linear_final's trace is reused.
+    p = jnp.asarray(1.2)
+    grad = float(jax.jit(jax.grad(loss))(p))
+    tangent = float(jax.jit(lambda p: jax.jvp(forward_loss, (p,), (jnp.ones_like(p),))[1])(p))
     np.testing.assert_allclose(grad, exact, rtol=1e-6)
     np.testing.assert_allclose(tangent, grad, rtol=1e-9)
 
@@ -282,8 +287,8 @@ def test_newton_krylov_under_vmap_and_jvp():
         return jnp.sum(sol.ys[-1])
 
     alphas = jnp.array([0.08, 0.12])
-    values, tangents = jax.jit(jax.vmap(lambda a: jax.jvp(loss, (a,), (jnp.ones_like(a),))))(alphas)
-    single = jax.jit(loss)
+    single = jax.jit(loss)  # traced once: the batched jvp below reuses its trace for the unbatched alpha
+    values, tangents = jax.jit(jax.vmap(lambda a: jax.jvp(single, (a,), (jnp.ones_like(a),))))(alphas)
     eps = 1e-4
     for i, alpha in enumerate(alphas):
         np.testing.assert_allclose(values[i], single(alpha), rtol=1e-10)

@@ -232,6 +232,11 @@ def test_bad_input():
         run({"c": 1500.0}, y0=_zeros((20, 21)))
     with pytest.raises(ValueError, match="outside the grid"):
         run({"c": 1500.0, "source": jnp.array([25, 3])})
+    # A concrete source captured by a jitted function: still checked when traced, and a valid one runs.
+    c, outside, inside = jnp.full((20, 20), 1500.0), jnp.array([25, 3]), jnp.array([5, 3])
+    with pytest.raises(ValueError, match=r"source \[\[25, 3\]\] lies outside the grid of shape \(20, 20\)"):
+        jax.jit(lambda c: run({"c": c, "source": outside}).ys)(c)
+    assert np.all(np.isfinite(jax.jit(lambda c: run({"c": c, "source": inside}).ys["p"])(c)))
     with pytest.raises(ValueError, match="receiver .* outside the grid"):
         W.AcousticWave(grid, f0=10.0, bc=W.CPML(4), receivers=[(0, 20)])
     with pytest.raises(ValueError, match=r"largest stable dt is 0\.00471"):

@@ -75,19 +75,25 @@ def consistent_initial_state(
     if not len(rows):
         return y0
     flat, unravel = ravel_pytree(y0)
-
-    def residual(z, _):
-        y = flat.at[cols].set(z)
-        return ravel_pytree(model.rhs(t0, unravel(y), params))[0][rows]
-
-    _check_index_one(jax.jacfwd(residual)(flat[cols], None), rows, cols)
+    # A module-level residual with everything in `args` (the indices as static tuples): optimistix's
+    # compiled Newton solve is then reused by every eager `simulate` call on the same model and shapes.
+    args = (model, t0, params, y0, tuple(rows.tolist()), tuple(cols.tolist()))
+    _check_index_one(jax.jacfwd(_algebraic_residual)(flat[cols], args), rows, cols)
     if not model.consistent_init:
-        return unravel(_checked(residual(flat[cols], None), flat, rows))
+        return unravel(_checked(_algebraic_residual(flat[cols], args), flat, rows))
     solver = optx.Newton(rtol=rtol, atol=atol)
-    sol = optx.root_find(residual, solver, flat[cols], throw=False, max_steps=64)
+    sol = optx.root_find(_algebraic_residual, solver, flat[cols], args, throw=False, max_steps=64)
     bad = sol.result != optx.RESULTS.successful
     z = eqx.error_if(sol.value, bad, "consistent initial state: Newton's method did not converge on the algebraic rows")
     return unravel(flat.at[cols].set(z))
+
+
+def _algebraic_residual(z: Array, args) -> Array:
+    """The algebraic rows of `f(t0, y)` with the algebraic variables of `y0` replaced by `z`."""
+    model, t0, params, y0, rows, cols = args
+    flat, unravel = ravel_pytree(y0)
+    y = flat.at[np.asarray(cols)].set(z)
+    return ravel_pytree(model.rhs(t0, unravel(y), params))[0][np.asarray(rows)]
 
 
 def _check_index_one(jac: Array, rows: np.ndarray, cols: np.ndarray) -> None:

@@ -183,7 +183,9 @@ class AcousticWave(AbstractWaveModel):
     def _source(self, params):
         if "source" not in params:
             return None
-        src = jnp.asarray(params["source"])
+        src = params["source"]
+        # Concrete sources are checked in NumPy: inside `jit`, jnp would turn even a captured constant into a tracer.
+        src = src if isinstance(src, jax.core.Tracer) else np.asarray(src)
         if not jnp.issubdtype(src.dtype, jnp.integer) or src.shape[-1:] != (self.grid.ndim,) or src.ndim > 2:
             raise ValueError(
                 f'AcousticWave: params["source"] must be integer grid indices of shape ({self.grid.ndim},) '
@@ -191,13 +193,11 @@ class AcousticWave(AbstractWaveModel):
             )
         src = src.reshape(-1, self.grid.ndim)
         shape = self.halo.placement(self.grid.shape)[1]  # the whole grid's, also on one block of it
-        outside = jnp.any((src < 0) | (src >= jnp.asarray(shape)))
         if not isinstance(src, jax.core.Tracer):
-            if bool(outside):
-                raise ValueError(
-                    f"AcousticWave: source {np.asarray(src).tolist()} lies outside the grid of shape {shape}"
-                )
-            return src
+            if np.any((src < 0) | (src >= np.asarray(shape))):
+                raise ValueError(f"AcousticWave: source {src.tolist()} lies outside the grid of shape {shape}")
+            return jnp.asarray(src)
+        outside = jnp.any((src < 0) | (src >= jnp.asarray(shape)))
         return eqx.error_if(src, outside, "AcousticWave: a source lies outside the grid")
 
     def _layers(self, c):

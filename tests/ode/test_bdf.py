@@ -213,7 +213,7 @@ def test_grad_and_jvp_against_the_exact_derivative():
         return jnp.sum(sol.ys[-1] ** 2)
 
     # Each derivative as one compiled program (not op by op around the solver's inner jit).
-    # p as a float64 array, as in test_vmap_over_initial_conditions_and_params: _linear_final's trace is reused.
+    # p as a float64 array (the argument type test_vmap_over_initial_conditions_and_params passes; no trace is shared).
     p = jnp.asarray(1.2)
     grad = float(jax.jit(jax.grad(loss))(p))
     tangent = float(jax.jit(lambda p: jax.jvp(forward_loss, (p,), (jnp.ones_like(p),))[1])(p))

@@ -13,9 +13,10 @@ the warm-up. At each coarsening factor (`--factors` 4, 8, 16, 32: 128 .. 16 cell
 `--standard-factors` 2, 256 cells, for the standard schemes alone) every scheme runs with RK4 at
 the same output times, the coarse step `dt-out / ceil(dt-out / (0.8 dx / 2))`.
 
-Schemes: `learned` (default `--scheme face`: `face_net((-2, 3), degree=1, inputs=(1 - reach, reach),
-values=2)`, both states of each face from six-cell stencils centred on the face, an MLP
-(2 reach) -> width -> width -> 8, default reach 5 and width 64, with the Rusanov flux;
+Schemes: `learned` (default `--scheme face`: `face_net((1 - s, s), degree, inputs=(1 - reach, reach),
+values=2)`, both states of each face from stencils of 2 s cells centred on the face, exact up to
+`--degree` (default s = `--stencil-reach` 3, the paper's six cells, and degree 1), an MLP
+(2 reach) -> width -> width -> 2 (2 s - degree - 1), default reach 5 and width 64, with the Rusanov flux;
 `--scheme cell` is the earlier `stencil_net((-2, 2), 1, inputs=(-reach, reach))`, mirrored
 cell edges), trained with adam, first for `--dsteps` steps (per factor, `DERIVATIVE_STEPS` by
 default) on the time-derivative loss of Bar-Sinai et al. (`derivative_loss`: the coarse `rhs` of
@@ -153,8 +154,8 @@ def untrained_model(factor, args):
     read_forcing = tuple(args.read_forcing) if args.steps_at[factor] else ()
     if args.scheme == "face":
         recon = learned.face_net(
-            (-2, 3),
-            1,
+            (1 - args.stencil_reach, args.stencil_reach),
+            args.degree,
             inputs=(1 - reach, reach),
             values=args.values,
             features=len(memory) + len(read_forcing),
@@ -371,6 +372,13 @@ def main():
         "--reach", type=int, default=5, help="the network sees cells i-reach .. i+reach (face: i+1-reach .. i+reach)"
     )
     parser.add_argument("--width", type=int, default=64, help="hidden width of the MLP")
+    parser.add_argument(
+        "--stencil-reach",
+        type=int,
+        default=3,
+        help="face scheme: the weights apply to cells i+1-k .. i+k of face i+1/2 (default 3: the paper's six cells)",
+    )
+    parser.add_argument("--degree", type=int, default=1, help="face scheme: weights exact up to this polynomial degree")
     parser.add_argument("--scheme", choices=("face", "cell"), default="face", help="learned face values or cell edges")
     parser.add_argument("--loss", choices=("squared", "absolute"), default="absolute", help="error of both losses")
     parser.add_argument("--values", type=int, default=2, help="face scheme: 1 value per face or both states")

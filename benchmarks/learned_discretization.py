@@ -420,6 +420,13 @@ def main():
         parser.error(f"--jobs: factors trained at once must be >= 1, got {args.jobs}")
     if (args.memory or args.read_forcing) and args.scheme != "face":
         parser.error("--memory and --read-forcing need --scheme face (the learned face values read those fields)")
+    if args.degree < 0 or args.stencil_reach < 1 or 2 * args.stencil_reach < args.degree + 2:
+        parser.error(
+            f"--stencil-reach s and --degree d need s >= 1, d >= 0 and 2 s >= d + 2 (a stencil of 2 s cells has "
+            f"d + 1 exactness conditions and at least one free weight), got s={args.stencil_reach}, d={args.degree}"
+        )
+    if (args.stencil_reach, args.degree) != (3, 1) and args.scheme != "face":
+        parser.error("--stencil-reach and --degree need --scheme face (--scheme cell keeps its (-2, 2) stencil)")
     if args.quick:
         args.train, args.test, args.warmup, args.span, args.eval_span, args.dsteps = 2, 2, 1.0, 1.0, 1.0, [20]
     args.dsteps_at = per_factor(parser, "--dsteps", args.dsteps, args.factors, DERIVATIVE_STEPS)

@@ -188,7 +188,6 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args):
     refs, t_span = refs_full[:, warm:], ts_full[warm:]
     # The lagged fields along the coarse-grained training runs, from their start (u = 0) on.
     lags = learned.lagged(learned.coarse_grain(refs_full, factor), ts_full, memory)[:, warm:] if memory else None
-    rng = np.random.default_rng(factor)
     start = time.perf_counter()
     losses = {}
     if dsteps:
@@ -196,11 +195,9 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args):
         if memory:
             states = {"u": states, "lag": jnp.asarray(lags.reshape(-1, len(memory), n))}
         scale = float(jnp.mean(targets**2))
-        batch = min(args.dbatch, times.shape[0])
-
-        def d_data(step):
-            pick = jnp.asarray(rng.choice(times.shape[0], batch, replace=False))
-            return jax.tree_util.tree_map(lambda a: a[pick], (states, times, forcing, targets))
+        d_data = learned.random_batches(
+            (states, times, forcing, targets), min(args.dbatch, times.shape[0]), seed=factor
+        )
 
         def d_loss(m, u, t, p, r):
             if args.loss == "absolute":
@@ -214,15 +211,10 @@ def train_learned(factor, refs_full, forcings, ts_full, warm, args):
     if steps:
         dt = step_for(model, args.dt_out)
         seg, shifted = segments(learned.coarse_grain(refs, factor), forcings, t_span, args.unroll, args.dt_out)
-        seg = jnp.asarray(seg)
-        shifted = {k: jnp.asarray(v) for k, v in shifted.items()}
         # Each segment's lags at its start (segments runs over trajectories, then start times).
-        starts = None if not memory else jnp.asarray(lags[:, : -args.unroll].reshape(seg.shape[0], -1, n))
+        starts = None if not memory else lags[:, : -args.unroll].reshape(seg.shape[0], -1, n)
         ts = np.arange(args.unroll + 1) * args.dt_out
-
-        def data(step):
-            pick = jnp.asarray(rng.choice(seg.shape[0], min(args.batch, seg.shape[0]), replace=False))
-            return seg[pick], {k: v[pick] for k, v in shifted.items()}, None if starts is None else starts[pick]
+        data = learned.random_batches((seg, shifted, starts), min(args.batch, seg.shape[0]), seed=factor + 1)
 
         def loss(m, refs_b, p_b, lags_b):
             absolute = args.loss == "absolute"

@@ -211,6 +211,41 @@ def test_short_training_reduces_the_loss_and_resumes_from_a_checkpoint(tmp_path)
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
 
 
+def test_random_batches_draw_the_same_rows_from_every_leaf():
+    rows = np.arange(40.0)
+    arrays = (rows[:, None] * np.ones(3), {"a": jnp.asarray(2 * rows), "b": rows.astype(np.int32)}, None)
+    data = learned.random_batches(arrays, 8, seed=3)
+    x, p, nothing = data(5)
+    assert nothing is None and x.shape == (8, 3) and p["a"].shape == (8,)
+    assert all(isinstance(a, jax.Array) for a in (x, p["a"], p["b"]))
+    picked = np.asarray(p["b"])
+    assert len(set(picked.tolist())) == 8  # without replacement
+    np.testing.assert_array_equal(np.asarray(x), np.repeat(picked[:, None], 3, axis=1))
+    np.testing.assert_array_equal(np.asarray(p["a"]), 2 * picked)
+    # A function of (seed, step) alone: a resumed run draws what it would have drawn.
+    np.testing.assert_array_equal(np.asarray(learned.random_batches(arrays, 8, seed=3)(5)[1]["b"]), picked)
+    assert not np.array_equal(np.asarray(data(6)[1]["b"]), picked)
+    assert not np.array_equal(np.asarray(learned.random_batches(arrays, 8, seed=4)(5)[1]["b"]), picked)
+    # A single array is a one-element tuple; all rows at size = rows.
+    (whole,) = learned.random_batches(rows, 40)(0)
+    np.testing.assert_array_equal(np.sort(np.asarray(whole)), rows)
+
+
+@pytest.mark.parametrize(
+    "arrays, size, match",
+    [
+        ((np.zeros(4), np.zeros(5)), 2, "share its leading axis"),
+        ((np.zeros(4), np.float64(1.0)), 2, "share its leading axis"),
+        (np.zeros(4), 5, r"size must be an integer in \[1, 4\]"),
+        (np.zeros(4), 0, r"size must be an integer in \[1, 4\]"),
+        (np.zeros(4), 2.0, "size must be an integer"),
+    ],
+)
+def test_random_batches_bad_input(arrays, size, match):
+    with pytest.raises(ValueError, match=match):
+        learned.random_batches(arrays, size)
+
+
 def test_error_vs_time_and_survival_time():
     ref = jnp.zeros((2, 4, 3))
     pred = ref + jnp.array([[0.0, 0.1, 0.3, 0.2], [0.0, 0.0, 0.0, jnp.nan]])[:, :, None]

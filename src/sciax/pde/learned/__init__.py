@@ -14,7 +14,7 @@
   their values along a reference trajectory.
 - `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
 - Training: `derivative_loss` (one right-hand side per snapshot), `unrolled_loss`, `train` (optax,
-  progress bar, checkpoints), `error_vs_time`, `survival_time`.
+  progress bar, checkpoints), `random_batches` (its batches, drawn on the host), `error_vs_time`, `survival_time`.
 """
 
 from ._closure import Corrected, corrected_spec
@@ -23,7 +23,7 @@ from ._forced_burgers import FORCING_FIELDS, ForcedBurgers, coarse_grain, random
 from ._linear import LinearReconstruction
 from ._memory import lagged
 from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
-from ._training import derivative_loss, error_vs_time, survival_time, train, unrolled_loss
+from ._training import derivative_loss, error_vs_time, random_batches, survival_time, train, unrolled_loss
 
 __all__ = [
     "LearnedReconstruction",
@@ -41,6 +41,7 @@ __all__ = [
     "unrolled_loss",
     "derivative_loss",
     "train",
+    "random_batches",
     "error_vs_time",
     "survival_time",
     "Corrected",

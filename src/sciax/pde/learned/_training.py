@@ -119,6 +119,32 @@ def derivative_loss(
     return jnp.mean(_error(rates - targets, absolute))
 
 
+def random_batches(arrays: PyTree, size: int, *, seed: int = 0) -> Callable[[int], tuple]:
+    """`data(step)` for `train`: `size` rows drawn without replacement from the leading axis that
+    every leaf of `arrays` shares (e.g. `(states, times, forcings, targets)`), the same rows from
+    each leaf, returned as a tuple of device arrays (a non-tuple `arrays` is one element).
+
+    The arrays stay on the host (as numpy) and each batch is gathered there: indexing a device
+    array costs about 1 ms of dispatch per leaf on CPU, as long as a small network's whole
+    training step. The draw depends only on `(seed, step)`, so a run resumed from a `train`
+    checkpoint sees the batches it would have seen. `ValueError` if the leaves do not share a
+    leading axis or `size` is not in `[1, rows]`.
+    """
+    host = jax.tree_util.tree_map(np.asarray, arrays if isinstance(arrays, tuple) else (arrays,))
+    rows = {np.shape(a)[0] if np.ndim(a) else None for a in jax.tree_util.tree_leaves(host)}
+    if len(rows) != 1 or None in rows:
+        raise ValueError(f"random_batches: every leaf of arrays must share its leading axis, got lengths {rows}")
+    (n,) = rows
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= n:
+        raise ValueError(f"random_batches: size must be an integer in [1, {n}] (the rows of arrays), got {size!r}")
+
+    def data(step: int) -> tuple:
+        pick = np.random.default_rng((seed, step)).choice(n, size, replace=False)
+        return jax.tree_util.tree_map(lambda a: jnp.asarray(a[pick]), host)
+
+    return data
+
+
 def _error(difference, absolute: bool):
     return jnp.abs(difference) if absolute else difference**2
 

@@ -21,7 +21,7 @@ values=2)`, both states of each face from stencils of 2 s cells centred on the f
 cell edges), trained with adam, first for `--dsteps` steps (per factor, `DERIVATIVE_STEPS` by
 default) on the time-derivative loss of Bar-Sinai et al. (`derivative_loss`: the coarse `rhs` of
 `--dbatch` random training snapshots against the coarse-grained time derivative of the fine
-solution), then for `--steps` steps (`UNROLLED_STEPS`: none at x4, 2,000 at x8, 6,000 at x16, 4,000
+solution), then for `--steps` steps (`UNROLLED_STEPS`: none at x4, 2,000 at x8, 3,000 at x16, 4,000
 at x32; the unrolled loss costs about factor^-2 per step) on unrolled losses of `--unroll` output
 intervals through `sciax.simulate`, `--batch` random segments per step; both losses the mean
 absolute error (`--loss absolute`, the evaluation's measure) or squared error; `--viscous learned`
@@ -66,10 +66,12 @@ from sciax.pde import fv, learned
 
 FACTORS = (4, 8, 16, 32)
 # Adam steps per factor on the time-derivative loss, then on the unrolled loss (which costs about
-# factor^-2 per step: 0.43 s at x8, 0.12 s at x16 on one slow core). Sized so that the two
-# processes of `--jobs 2` take about the same time: x16 + x4 on one core, x8 + x32 on the other.
-DERIVATIVE_STEPS = {4: 6000, 8: 6000, 16: 12000, 32: 12000}
-UNROLLED_STEPS = {4: 0, 8: 2000, 16: 6000, 32: 4000}
+# factor^-2 per step: 0.43 s at x8, 0.12 s at x16 on one slow core, against 12 ms for a
+# derivative-loss step at x16). Sized so that the two processes of `--jobs 2` take about the same
+# time. At x16, 24,000 derivative-loss steps did better than 12,000 (x16 / x4 1.007 against
+# 1.05-1.12), and 48,000 better still (0.90-0.94), while 3,000 unrolled steps did as well as 6,000.
+DERIVATIVE_STEPS = {4: 6000, 8: 6000, 16: 48000, 32: 12000}
+UNROLLED_STEPS = {4: 0, 8: 2000, 16: 3000, 32: 4000}
 N_FINE = 512
 LENGTH = 2 * np.pi
 

@@ -64,6 +64,35 @@ def test_coarse_grain():
         learned.coarse_grain(jnp.asarray(fine), 0)
 
 
+@pytest.mark.parametrize("points, offset", [("start", 0.0), ("centre", 0.5)])
+@pytest.mark.parametrize("factor", [4, 5, 16])
+def test_spectral_filter_samples_band_limited_fields_on_the_coarse_grid(points, offset, factor):
+    # Modes strictly below the coarse Nyquist wavenumber are kept exactly (checked against the
+    # analytic field at the coarse points); the rest are removed. 80 fine points (x16: an odd coarse grid).
+    n, length = 80, 2 * np.pi
+    n_coarse = n // factor
+    rng = np.random.default_rng(factor)
+    kept = (n_coarse + 1) // 2
+    low = np.arange(kept)  # 0 .. below n_coarse / 2
+    a, b = rng.normal(size=(2, 3, len(low)))
+
+    def field(x, modes, a, b):
+        return np.sum(a[..., None] * np.cos(modes[:, None] * x) + b[..., None] * np.sin(modes[:, None] * x), axis=-2)
+
+    x_fine = (np.arange(n) + offset) * length / n
+    x_coarse = (np.arange(n_coarse) + offset) * length / n_coarse
+    high = np.array([kept, kept + 1, n // 2 - 1])  # from the coarse Nyquist mode (even grids) up
+    fine = field(x_fine, low, a, b) + field(x_fine, high, np.ones((3, 3)), np.ones((3, 3)))
+    coarse = learned.spectral_filter(jnp.asarray(fine), factor, points=points)
+    assert coarse.shape == (3, n_coarse)
+    np.testing.assert_allclose(coarse, field(x_coarse, low, a, b), atol=1e-12)
+    np.testing.assert_allclose(jnp.mean(coarse, -1), fine.mean(-1), atol=1e-13)
+    with pytest.raises(ValueError, match="factor 3 must divide the number of fine cells.*got 80"):
+        learned.spectral_filter(jnp.asarray(fine), 3)
+    with pytest.raises(ValueError, match="points must be one of"):
+        learned.spectral_filter(jnp.asarray(fine), factor, points="end")
+
+
 def test_random_forcing_follows_the_recipe():
     f = learned.random_forcing(jax.random.key(0), (50,))
     assert f["amplitude"].shape == (50, 20)

@@ -9,7 +9,8 @@
   conservative scheme: no built-in upwinding or dissipation), or both states, or (`derivative=1`)
   a learned face derivative for `ForcedBurgers(viscous=...)`; `face_net` builds one around an MLP.
 - `ForcedBurgers`: `u_t + (u^2/2)_x = eta u_xx + f(x, t)` on a periodic grid, the paper's
-  benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging); with
+  benchmark, with `random_forcing` (their recipe) and `coarse_grain` (cell averaging) or
+  `spectral_filter` (Fourier truncation); with
   `memory`, lagged fields the learned scheme reads (`face_net(..., features=k)`), and `lagged`,
   their values along a reference trajectory.
 - `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
@@ -18,8 +19,9 @@
 """
 
 from ._closure import Corrected, corrected_spec
+from ._coarse import coarse_grain, spectral_filter
 from ._face import LearnedFaceValues, face_net
-from ._forced_burgers import FORCING_FIELDS, ForcedBurgers, coarse_grain, random_forcing
+from ._forced_burgers import FORCING_FIELDS, ForcedBurgers, random_forcing
 from ._linear import LinearReconstruction
 from ._memory import lagged
 from ._stencil import LearnedReconstruction, face_coefficients, stencil_net, trainable
@@ -37,6 +39,7 @@ __all__ = [
     "FORCING_FIELDS",
     "random_forcing",
     "coarse_grain",
+    "spectral_filter",
     "lagged",
     "unrolled_loss",
     "derivative_loss",

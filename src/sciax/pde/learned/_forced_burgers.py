@@ -1,5 +1,5 @@
 """`ForcedBurgers`: the forced viscous Burgers equation of Bar-Sinai et al. in finite-volume form,
-`random_forcing` (their forcing recipe) and `coarse_grain` (cell averaging to a coarser grid).
+`random_forcing` (their forcing recipe).
 
 Reference: Y. Bar-Sinai, S. Hoyer, J. Hickey and M. P. Brenner, "Learning data-driven
 discretizations for partial differential equations", PNAS 116 (2019) 15344-15349, Methods and SI
@@ -233,22 +233,6 @@ def random_forcing(
         "wavenumber": jax.random.choice(kk, jnp.asarray(wavenumbers, dtype), shape),
         "phase": jax.random.uniform(kp, shape, dtype, 0.0, 2 * np.pi),
     }
-
-
-def coarse_grain(u: Float[Array, "... n"], factor: int) -> Float[Array, "... n/factor"]:
-    """Cell averages on a grid `factor` times coarser along the last axis: coarse cell `j` is the
-    mean of fine cells `j factor .. (j + 1) factor - 1` (grids with `points="centre"`). Exact for
-    conservation: the total is kept. `ValueError` unless `factor` is an integer >= 1 dividing
-    the number of cells."""
-    n = jnp.shape(u)[-1] if jnp.ndim(u) else None
-    if isinstance(factor, bool) or not isinstance(factor, (int, np.integer)) or factor < 1:
-        raise ValueError(f"coarse_grain: factor must be an integer >= 1, got {factor!r}")
-    if n is None or n % factor:
-        raise ValueError(
-            f"coarse_grain: the coarsening factor {factor} must divide the number of fine cells along the last "
-            f"axis, got {n} cells"
-        )
-    return jnp.mean(jnp.reshape(u, (*jnp.shape(u)[:-1], n // factor, factor)), axis=-1)
 
 
 def _check_read_forcing(read_forcing) -> tuple[str, ...]:

@@ -87,6 +87,7 @@ def test_spectral_filter_samples_band_limited_fields_on_the_coarse_grid(points, 
     assert coarse.shape == (3, n_coarse)
     np.testing.assert_allclose(coarse, field(x_coarse, low, a, b), atol=1e-12)
     np.testing.assert_allclose(jnp.mean(coarse, -1), fine.mean(-1), atol=1e-13)
+    assert learned.spectral_filter(jnp.asarray(fine, jnp.float32), factor, points=points).dtype == jnp.float32
     with pytest.raises(ValueError, match="factor 3 must divide the number of fine cells.*got 80"):
         learned.spectral_filter(jnp.asarray(fine), 3)
     with pytest.raises(ValueError, match="points must be one of"):

@@ -41,7 +41,7 @@ def spectral_filter(u: Float[Array, "... n"], factor: int, *, points: str = "sta
     `i dx` (the spectral solvers' default), or `"centre"`, at `(i + 1/2) dx`, where the coarse
     points are not fine points and the modes are shifted to them. The coarse Nyquist mode (a
     cosine the coarse grid cannot tell from its sine) is dropped. Exact for fields whose modes are
-    all below it; keeps the mean; linear, so differentiable. `ValueError` unless `factor` is an
+    all below it; keeps the mean and the precision; linear, so differentiable. `ValueError` unless `factor` is an
     integer >= 1 dividing `n`, or for another `points`."""
     n = _coarse_cells("spectral_filter", u, factor)
     if points not in POINTS:
@@ -52,5 +52,5 @@ def spectral_filter(u: Float[Array, "... n"], factor: int, *, points: str = "sta
     if points == "centre":
         # Coarse point i sits at fine position i factor + (factor - 1) / 2 (in fine spacings).
         shift = (factor - 1) / 2
-        u_hat = u_hat * jnp.exp(2j * jnp.pi * jnp.arange(kept) * shift / n)
+        u_hat = u_hat * jnp.exp(2j * jnp.pi * jnp.arange(kept) * shift / n).astype(u_hat.dtype)
     return jnp.fft.irfft(u_hat, n=n_coarse, axis=-1) / factor

@@ -65,6 +65,8 @@ EQUAL = [
     "ns2d_slab",
     "ns2d_grad",
     "ks_slab",
+    "ks_corrected_slab",
+    "ks_corrected_slab_grad",
     "fft3d_pencil",
     "ensemble",
     "ensemble_grad",

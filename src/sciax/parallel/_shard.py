@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from jax.sharding import Mesh
 
 from .._model import AbstractModel
-from ..pde import AbstractFDModel, SemilinearPDE
+from ..pde import AbstractFDModel, AbstractSemilinearPDE
 from ..pde.fv import AbstractFVModel
 from ._sharded_model import ShardedModel
 
@@ -26,7 +26,8 @@ def shard(
     - `model`: a finite-difference model (`sciax.pde.FDModel`, the `sciax.pde.fd`
       catalogue, `sciax.pde.AcousticWave`, `sciax.pde.ElasticWave`), a finite-volume model (`sciax.pde.fv`, run with
       `SSPRK2`/`SSPRK3`: halos of `rhs_reach` cells exchanged at every stage, the CFL step
-      reduced over the blocks) or a spectral `sciax.pde.SemilinearPDE`.
+      reduced over the blocks) or a spectral `sciax.pde.SemilinearPDE` (any `AbstractSemilinearPDE`,
+      `sciax.pde.learned.SpectralCorrected` included).
     - `mesh`: a `jax.sharding.Mesh`, e.g. `sciax.parallel.make_mesh("slab")`.
     - `axes`: one mesh axis name (or `None`) per grid axis; default: the mesh axes
       named like grid dimensions (`"x"`, `"y"`, `"z"`) shard those.
@@ -55,7 +56,7 @@ def shard(
     """
     if isinstance(model, ShardedModel):
         raise TypeError("shard: the model is already sharded; shard the unsharded model (sharded.model) instead")
-    if isinstance(model, (SemilinearPDE, AbstractFDModel, AbstractFVModel)):
+    if isinstance(model, (AbstractSemilinearPDE, AbstractFDModel, AbstractFVModel)):
         return ShardedModel(model, mesh, axes, halo_every)
     raise TypeError(
         "shard: expected a sciax.pde finite-difference model, finite-volume model or sciax.pde.SemilinearPDE, "

@@ -17,7 +17,7 @@ from .._model import AbstractModel
 from .._solution import Solution
 from .._step_counts import step_counts
 from ..grid import BoundaryHalo, Grid
-from ..pde import RK4, AbstractFDModel, AbstractFixedStep, Leapfrog, SemilinearPDE
+from ..pde import RK4, AbstractFDModel, AbstractFixedStep, AbstractSemilinearPDE, Leapfrog
 from ..pde.fv import AbstractFVModel, AbstractSSPRK
 from ._fft import check_fft_decomposition
 from ._halo import ShardedHalo
@@ -51,7 +51,7 @@ class ShardedModel(AbstractModel):
     - Finite differences, other methods (adaptive `sciax.ode` methods): the method
       runs on global arrays and each right-hand side is a `jax.shard_map` of the
       block model, so error norms and step sizes stay global.
-    - Spectral (`SemilinearPDE`): `local` is the model on a `ShardedGrid`; any
+    - Spectral (`SemilinearPDE`, any `AbstractSemilinearPDE`): `local` is the model on a `ShardedGrid`; any
       method runs on global arrays and every FFT is the distributed FFT.
     - `halo_every=k`: halos `k * reach` wide, exchanged once every `k` steps (`wide_step`, a
       `WideHaloStep` over the block model on the extended block), where `reach` is how far one
@@ -95,7 +95,7 @@ class ShardedModel(AbstractModel):
                 f"shard: halo_every must be an integer >= 1 (steps between halo exchanges), got {halo_every!r}"
             )
         self.halo_every = halo_every
-        if isinstance(model, SemilinearPDE):
+        if isinstance(model, AbstractSemilinearPDE):
             if halo_every != 1:
                 raise ValueError(
                     "shard: halo_every is for finite-difference models (halo exchange); a spectral "
@@ -103,7 +103,7 @@ class ShardedModel(AbstractModel):
                 )
             grid = ShardedGrid(model.grid, mesh, axes)
             check_fft_decomposition(grid, "shard")
-            self.model, self.local, self.mesh, self.names = model, replace_static(model, grid=grid), mesh, grid.names
+            self.model, self.local, self.mesh, self.names = model, model.on_grid(grid), mesh, grid.names
             return
         if isinstance(model, AbstractFVModel):
             self._shard_finite_volumes(model, mesh, axes)
@@ -191,7 +191,7 @@ class ShardedModel(AbstractModel):
     @property
     def spectral(self) -> bool:
         """Whether the model is spectral (distributed FFT) rather than finite-difference (halos)."""
-        return isinstance(self.model, SemilinearPDE)
+        return isinstance(self.model, AbstractSemilinearPDE)
 
     def imex_split(self):
         return self.local.imex_split() if self.spectral else None

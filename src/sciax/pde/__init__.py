@@ -2,7 +2,8 @@
 
 - Geometry: `Grid` (1-3 dims, uniform, no boundary logic).
 - Spectral (periodic) models: `SemilinearPDE` (`u_t = L u + N(t, u, params)`, `L`
-  diagonal in Fourier space); Fourier operators and the spectral equation catalogue
+  diagonal in Fourier space; `AbstractSemilinearPDE` the interface the spectral steppers
+  step); Fourier operators and the spectral equation catalogue
   in `sciax.pde.spectral`.
 - Methods: `ETDRK1`, `ETDRK2`, `ETDRK4` (`method=sciax.pde.ETDRK4(dt=...)`),
   integrating-factor `IFRK4`, IMEX `CNAB2` (all `AbstractSpectralStepper`), or
@@ -46,6 +47,7 @@ from ._fixed_step import AbstractFixedStep
 from .fd._implicit import AbstractTheta, BackwardEuler, CrankNicolson
 from .fd._model import AbstractFDModel, FDModel
 from .fd._rk4 import RK4
+from .spectral._abstract_semilinear import AbstractSemilinearPDE
 from .spectral._cnab2 import CNAB2
 from .spectral._etdrk import ETDRK1, ETDRK2, ETDRK4, AbstractETDRK
 from .spectral._ifrk4 import IFRK4
@@ -64,6 +66,7 @@ from .waves import (
 __all__ = [
     "Grid",
     "SemilinearPDE",
+    "AbstractSemilinearPDE",
     "AbstractETDRK",
     "ETDRK1",
     "ETDRK2",

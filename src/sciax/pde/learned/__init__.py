@@ -13,12 +13,13 @@
   `spectral_filter` (Fourier truncation); with
   `memory`, lagged fields the learned scheme reads (`face_net(..., features=k)`), and `lagged`,
   their values along a reference trajectory.
-- `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures).
+- `Corrected`: any model plus a learned correction, `rhs + net(state)` (closures);
+  `SpectralCorrected`: a spectral model's correction in its nonlinear term, for `ETDRK4` and friends.
 - Training: `derivative_loss` (one right-hand side per snapshot), `unrolled_loss`, `train` (optax,
   progress bar, checkpoints), `random_batches` (its batches, drawn on the host), `error_vs_time`, `survival_time`.
 """
 
-from ._closure import Corrected, corrected_spec
+from ._closure import Corrected, SpectralCorrected, corrected_spec
 from ._coarse import coarse_grain, spectral_filter
 from ._face import LearnedFaceValues, face_net
 from ._forced_burgers import FORCING_FIELDS, ForcedBurgers, random_forcing
@@ -48,5 +49,6 @@ __all__ = [
     "error_vs_time",
     "survival_time",
     "Corrected",
+    "SpectralCorrected",
     "corrected_spec",
 ]

@@ -17,6 +17,7 @@ import optax
 from jaxtyping import Array, Float, PyTree
 from tqdm.auto import tqdm
 
+from ..._method import AbstractMethod
 from ..._simulate import simulate
 from ..fd._rk4 import RK4
 from ._stencil import trainable
@@ -40,19 +41,22 @@ def unrolled_loss(
     ts: Float[Array, " T"],
     params: PyTree,
     *,
-    dt: float,
+    dt: float | None = None,
     window: int | None = None,
     stop_gradient: bool = False,
     checkpoint: int | None = 16,
     absolute: bool = False,
     lags: Float[Array, "batch k n"] | None = None,
+    method: AbstractMethod | None = None,
 ) -> Float[Array, ""]:
     """The mean squared error of `model` run from `references[:, 0]` against `references` at
     the output times `ts`, batched over trajectories with `jax.vmap` (`absolute=True`: the mean
     absolute error, the evaluation measure of Bar-Sinai et al., less dominated by shocks).
 
     The run steps `sciax.pde.RK4(dt, checkpoint=checkpoint)` (reverse mode stores one state per
-    `checkpoint` steps and recomputes the rest) through `sciax.simulate`, in windows of `window`
+    `checkpoint` steps and recomputes the rest), or `method` given instead of `dt` (e.g.
+    `sciax.pde.ETDRK4(dt)` for a `SpectralCorrected`; `checkpoint` is then the method's own), through
+    `sciax.simulate`, in windows of `window`
     output intervals, each window starting from the end of the last; `stop_gradient=True` cuts
     the gradient between windows (truncated backpropagation: the loss of a window then only
     trains the steps inside it). `ts`: concrete, uniform multiples of `dt` from `ts[0]`
@@ -71,7 +75,7 @@ def unrolled_loss(
             f"{name}: references must have shape (batch, len(ts), cells) = (batch, {len(np.asarray(ts))}, cells), "
             f"the trajectories sampled at ts; got shape {shape}"
         )
-    method = RK4(dt, checkpoint=checkpoint)
+    method = _unrolled_method(name, dt, checkpoint, method)
 
     def one(reference, p, lag):
         y, total, start = model.initial_state(reference[0], **({} if lag is None else {"lag": lag})), 0.0, 0
@@ -86,6 +90,18 @@ def unrolled_loss(
     in_axes = (0, None if params is None else 0, None if lags is None else 0)
     totals = jax.vmap(one, in_axes=in_axes)(references, params, lags)
     return jnp.sum(totals) / (shape[0] * (shape[1] - 1) * shape[2])
+
+
+def _unrolled_method(name: str, dt, checkpoint, method) -> AbstractMethod:
+    if method is None:
+        if dt is None:
+            raise ValueError(f"{name}: give dt (the step of sciax.pde.RK4) or method (e.g. sciax.pde.ETDRK4(dt))")
+        return RK4(dt, checkpoint=checkpoint)
+    if dt is not None:
+        raise ValueError(f"{name}: give dt or method, not both (got dt={dt!r} and {type(method).__name__})")
+    if not isinstance(method, AbstractMethod):
+        raise TypeError(f"{name}: method must be a sciax method such as sciax.pde.ETDRK4(dt), got {method!r}")
+    return method
 
 
 def derivative_loss(

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Complex, Float, PyTree, Real
+from jaxtyping import Array, Complex, PyTree, Real
 
 from ..._labels import Labels
-from ..._method import AbstractMethod
-from ..._model import AbstractModel
 from ..._param_spec import ParamSpec
 from ...grid import Grid, fourier
+from ._abstract_semilinear import AbstractSemilinearPDE
 from ._boundary import check_periodic
 
 
-class SemilinearPDE(AbstractModel):
+class SemilinearPDE(AbstractSemilinearPDE):
     """A semilinear evolution equation `u_t = L u + N(t, u, params)` on a periodic `Grid`.
 
     `L` is linear, constant in time and diagonal in Fourier space (given by its
@@ -148,10 +148,6 @@ class SemilinearPDE(AbstractModel):
                 f"to the spectral (rfft) shape {shape} of the state on the grid {self.grid.shape}"
             ) from None
 
-    def max_growth_rate(self, params: PyTree) -> Real[Array, ""]:
-        """`max Re(L)` over all modes (1/time): the fastest exponential growth of the linear part."""
-        return jnp.max(jnp.real(self.linear_symbol(params)))
-
     def check_state(self, u, what: str = "the state u") -> None:
         """Raise `ValueError`/`TypeError` unless `u` is a real array of shape `state_shape`."""
         if not hasattr(u, "shape") or tuple(u.shape) != self.state_shape:
@@ -181,38 +177,13 @@ class SemilinearPDE(AbstractModel):
             n_hat = fourier.to_spectral(n.astype(u.dtype), self.grid)
         return n_hat if mask is None else jnp.where(mask, n_hat, 0)
 
-    def rhs(self, t: Real[Array, ""], y: Float[Array, "..."], params: PyTree) -> Float[Array, "..."]:
-        """`L u + N(t, u, params)` in physical space, the state's shape (method of lines)."""
-        self.check_state(y)
-        u_hat = fourier.to_spectral(y, self.grid)
-        du_hat = self.linear_symbol(params) * u_hat + self.nonlinear_hat(t, u_hat, params)
-        return fourier.to_physical(du_hat, self.grid).astype(y.dtype)
-
-    def imex_split(self) -> tuple[Callable, Callable]:
-        """`(N, L)` as physical-space right-hand sides, for the `sciax.ode` IMEX methods (`KenCarp*`)."""
-
-        def explicit(t, y, params):
-            u_hat = fourier.to_spectral(y, self.grid)
-            return fourier.to_physical(self.nonlinear_hat(t, u_hat, params), self.grid).astype(y.dtype)
-
-        def implicit(t, y, params):
-            u_hat = fourier.to_spectral(y, self.grid)
-            return fourier.to_physical(self.linear_symbol(params) * u_hat, self.grid).astype(y.dtype)
-
-        return explicit, implicit
-
-    def default_method(self) -> AbstractMethod:
-        """None: a spectral stepper needs a step size, so the caller must choose one.
-
-        Raises `ValueError` asking for `method=sciax.pde.ETDRK4(dt=...)` (or an
-        adaptive `sciax.ode` method for the method-of-lines route).
-        """
-        raise ValueError(
-            "simulate: a SemilinearPDE has no default method, because the spectral steppers "
-            "take a fixed step: pass method=sciax.pde.ETDRK4(dt=...) (or ETDRK1/ETDRK2, IFRK4, CNAB2), "
-            "or an adaptive ODE method such as method=sciax.ode.Tsit5() / sciax.ode.Kvaerno5() "
-            "to integrate by the method of lines"
-        )
+    def on_grid(self, grid: Grid) -> SemilinearPDE:
+        """This equation with its FFTs on `grid`, a grid of the same shape (e.g. a `sciax.parallel.ShardedGrid`)."""
+        if tuple(grid.shape) != tuple(self.grid.shape):
+            raise ValueError(f"SemilinearPDE.on_grid: grid has shape {tuple(grid.shape)}, expected {self.grid.shape}")
+        new = copy.copy(self)  # keeps the checked fields; `__init__` would rebuild the labels from the grid
+        object.__setattr__(new, "grid", grid)
+        return new
 
     def labels(self) -> Labels:
         return self.info

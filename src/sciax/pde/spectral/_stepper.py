@@ -21,7 +21,7 @@ from jaxtyping import Array, Float, PyTree, Real
 from ..._solution import Solution
 from ...grid import fourier
 from .._fixed_step import AbstractFixedStepMethod
-from ._semilinear import SemilinearPDE
+from ._abstract_semilinear import AbstractSemilinearPDE
 
 _NONFINITE = (
     "sciax.simulate: the PDE state became NaN or inf during spectral time stepping. "
@@ -91,7 +91,7 @@ class AbstractSpectralStepper(AbstractFixedStepMethod):
 
     def solve(
         self,
-        model: SemilinearPDE,
+        model: AbstractSemilinearPDE,
         y0: Float[Array, "..."],
         ts: Real[Array, " T"],
         params: PyTree,
@@ -117,13 +117,21 @@ class AbstractSpectralStepper(AbstractFixedStepMethod):
 
     # ---- the driver's hooks ------------------------------------------------------------------
     def check_model(self, model) -> None:
-        if not isinstance(model, SemilinearPDE):
-            raise TypeError(
-                f"simulate: {type(self).__name__} integrates a sciax.pde.SemilinearPDE (u_t = L u + N(u)), got "
-                f"{type(model).__name__}; use a sciax.ode method such as sciax.ode.Tsit5() for other models"
+        if isinstance(model, AbstractSemilinearPDE):
+            return
+        hint = "use a sciax.ode method such as sciax.ode.Tsit5() for other models"
+        if isinstance(getattr(model, "model", None), AbstractSemilinearPDE):
+            # `learned.Corrected` adds its network to `rhs`, which a spectral stepper never calls
+            hint = (
+                f"{type(model).__name__} wraps a spectral model: for a learned correction stepped in Fourier space "
+                "use sciax.pde.learned.SpectralCorrected(model, net), or a sciax.ode method"
             )
+        raise TypeError(
+            f"simulate: {type(self).__name__} integrates a sciax.pde.SemilinearPDE (u_t = L u + N(u), any "
+            f"sciax.pde.AbstractSemilinearPDE), got {type(model).__name__}; {hint}"
+        )
 
-    def stable_dt(self, model: SemilinearPDE, params) -> Array | None:
+    def stable_dt(self, model: AbstractSemilinearPDE, params) -> Array | None:
         """`(log(finfo.max) - 1) / max Re(L)`, beyond which `exp(dt L)` overflows (`None` for methods
         that never evaluate it); computed at trace time whenever `params` are concrete."""
         if not self.exponential:
@@ -151,28 +159,28 @@ class AbstractSpectralStepper(AbstractFixedStepMethod):
     def nonfinite_message(self) -> str:
         return _NONFINITE
 
-    def setup(self, model: SemilinearPDE, y0, params) -> _Prepared:
+    def setup(self, model: AbstractSemilinearPDE, y0, params) -> _Prepared:
         # Coefficients follow the state's precision (a float32 state with float64 params
         # under x64 would otherwise promote the scan carry to complex128).
         coeffs = self.coefficients(model.linear_symbol(params))
         coeffs = jax.tree_util.tree_map(lambda c: _like_state(c, y0.dtype), coeffs)
         return _Prepared(coeffs, params, y0.dtype)
 
-    def start(self, model: SemilinearPDE, y0, t0, prepared: _Prepared):
+    def start(self, model: AbstractSemilinearPDE, y0, t0, prepared: _Prepared):
         nonlinear = _nonlinear(model, prepared.params)
         return self.init(prepared.coeffs, nonlinear, fourier.to_spectral(y0, model.grid), t0)
 
-    def advance(self, model: SemilinearPDE, carry, t, prepared: _Prepared):
+    def advance(self, model: AbstractSemilinearPDE, carry, t, prepared: _Prepared):
         return self.step(prepared.coeffs, _nonlinear(model, prepared.params), carry, t)
 
-    def output(self, model: SemilinearPDE, carry, prepared: _Prepared, save):
+    def output(self, model: AbstractSemilinearPDE, carry, prepared: _Prepared, save):
         return fourier.to_physical(self.state(carry), model.grid).astype(prepared.dtype)
 
     def initial_output(self, model, y0, carry, prepared, save):
         return y0  # exactly the state given, not its round trip through the FFT
 
 
-def _nonlinear(model: SemilinearPDE, params) -> Callable:
+def _nonlinear(model: AbstractSemilinearPDE, params) -> Callable:
     return lambda t, v: model.nonlinear_hat(t, v, params)
 
 

@@ -120,7 +120,7 @@ class AbstractSpectralStepper(AbstractFixedStepMethod):
         if isinstance(model, AbstractSemilinearPDE):
             return
         hint = "use a sciax.ode method such as sciax.ode.Tsit5() for other models"
-        if isinstance(getattr(model, "model", None), AbstractSemilinearPDE):
+        if hasattr(model, "net") and isinstance(getattr(model, "model", None), AbstractSemilinearPDE):
             # `learned.Corrected` adds its network to `rhs`, which a spectral stepper never calls
             hint = (
                 f"{type(model).__name__} wraps a spectral model: for a learned correction stepped in Fourier space "

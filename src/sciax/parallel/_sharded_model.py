@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -14,6 +13,7 @@ from jax.sharding import Mesh, PartitionSpec
 from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
+from .._replace_static import replace_static
 from .._solution import Solution
 from .._step_counts import step_counts
 from ..grid import BoundaryHalo, Grid
@@ -25,15 +25,6 @@ from ._mesh import resolve_axes, shard_sizes
 from ._sharded_grid import ShardedGrid
 from ._specs import concrete_times, field_spec, split_params, tree_specs
 from ._wide_halo import WideBlockHalo, WideHaloStep, extended_grid, wide_axes
-
-
-def replace_static(module: eqx.Module, **fields) -> eqx.Module:
-    """A shallow copy of `module` with some fields replaced, bypassing its `__init__`
-    (whose checks and derived fields were done for the original)."""
-    new = copy.copy(module)
-    for name, value in fields.items():
-        object.__setattr__(new, name, value)
-    return new
 
 
 class ShardedModel(AbstractModel):

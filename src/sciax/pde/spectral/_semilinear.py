@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 
 import equinox as eqx
@@ -12,6 +11,7 @@ from jaxtyping import Array, Complex, PyTree, Real
 
 from ..._labels import Labels
 from ..._param_spec import ParamSpec
+from ..._replace_static import replace_static
 from ...grid import Grid, fourier
 from ._abstract_semilinear import AbstractSemilinearPDE
 from ._boundary import check_periodic
@@ -181,9 +181,7 @@ class SemilinearPDE(AbstractSemilinearPDE):
         """This equation with its FFTs on `grid`, a grid of the same shape (e.g. a `sciax.parallel.ShardedGrid`)."""
         if tuple(grid.shape) != tuple(self.grid.shape):
             raise ValueError(f"SemilinearPDE.on_grid: grid has shape {tuple(grid.shape)}, expected {self.grid.shape}")
-        new = copy.copy(self)  # keeps the checked fields; `__init__` would rebuild the labels from the grid
-        object.__setattr__(new, "grid", grid)
-        return new
+        return replace_static(self, grid=grid)  # keeps the labels built from the original grid
 
     def labels(self) -> Labels:
         return self.info

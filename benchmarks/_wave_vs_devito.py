@@ -51,7 +51,9 @@ def _case_setup(case):
     def last(params):
         return sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"][-1]
 
-    return jax.jit(last), params
+    # The options `simulate` would compile with on its own (512-bit vectors at order 8 on large CPU grids): XLA
+    # takes them from the outermost jit, which is this one.
+    return jax.jit(last, compiler_options=sciax.compiler_options(model, method)), params
 
 
 def _best_time(run, params, repeats: int) -> float:

@@ -9,13 +9,14 @@ from . import grid, io, linalg, ode, parallel, pde, plot, prob
 from ._labels import Labels
 from ._method import AbstractMethod
 from ._model import AbstractModel
-from ._simulate import simulate
+from ._simulate import compiler_options, simulate
 from ._solution import Solution
 
 __version__ = "0.1.0"
 
 __all__ = [
     "simulate",
+    "compiler_options",
     "Solution",
     "AbstractModel",
     "AbstractMethod",

@@ -38,3 +38,9 @@ class AbstractMethod(eqx.Module):
         **options: Any,
     ) -> "Solution":
         """Integrate `model` from `ts[0]` and return the state at every time in `ts`."""
+
+    def compiler_options(self, model: "AbstractModel") -> dict[str, Any]:
+        """The XLA options `solve` compiles its run of `model` with (`jax.jit(..., compiler_options=...)`).
+        XLA takes them from the outermost compiled function only: `sciax.compiler_options` gives them to
+        code that jits around `simulate`. Default: none."""
+        return {}

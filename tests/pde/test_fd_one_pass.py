@@ -243,11 +243,7 @@ def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
     # written in place, or a new buffer per step) give the same fields (float64, order 8).
     import sciax.pde.waves._leapfrog as leapfrog
 
-    n = 40
-    model = W.AcousticWave(W.Grid((n, n), 5.0 * n), f0=25.0, bc=W.Neumann(), order=8)
-    rng = np.random.default_rng(3)
-    y0 = {"p": jnp.zeros((n, n)), "v": jnp.zeros((n, n))}
-    params = {"c": jnp.asarray(1500 + 500 * rng.random((n, n))), "source": jnp.asarray((n // 2, n // 3))}
+    model, y0, params = _order8_case(seed=3)
     ts = np.array([0, 7, 50]) * 5e-4
     fields = []
     # A different `checkpoint` per variant (no effect on the forward run) keeps simulate's cached program apart.
@@ -263,3 +259,74 @@ def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
     assert scale > 0
     for other in fields[1:]:
         assert float(jnp.max(jnp.abs(fields[0] - other))) <= 1e-13 * scale
+
+
+def test_wide_vector_rule_follows_the_cpu_measurements():
+    # 512-bit vectors are asked of XLA:CPU only where they measured faster (float32, 100 steps, one core and
+    # both cores, jax 0.12.0.1 and 0.10.2; docs/benchmarks.md, session 42).
+    from sciax.pde.waves._leapfrog import _wide_vectors_pay
+
+    measured = {  # (reach, points): faster with 512-bit vectors
+        (7, 2000**2): True,  # order 8: one core 1.13-1.22 -> 1.00-1.13 s, both cores 0.80 -> 0.72 s
+        (7, 200**3): True,  # one core 5.25 -> 5.15 s, both cores 3.23 -> 3.05 s
+        (7, 1000**2): False,  # even
+        (7, 600**2): False,  # even
+        (7, 300**2): False,  # one core 6 % slower
+        (5, 2000**2): False,  # order 6: even
+        (3, 2000**2): False,  # order 4: even
+        (1, 2000**2): False,  # order 2: even
+    }
+    for (reach, points), faster in measured.items():
+        assert _wide_vectors_pay("cpu", reach, points) is faster, (reach, points)
+        assert not _wide_vectors_pay("gpu", reach, points), "a CPU code-generation option"
+
+
+def test_compiler_options_name_what_simulate_compiles_with():
+    method = W.Leapfrog(1e-4)
+    big = W.Grid((2048, 2048), (1.0, 1.0))
+    wide = {"xla_cpu_prefer_vector_width": 512} if jax.default_backend() == "cpu" else {}
+    assert sciax.compiler_options(W.AcousticWave(big, f0=1.0, order=8), method) == wide
+    assert sciax.compiler_options(W.AcousticWave(big, f0=1.0, order=4), method) == {}
+    assert sciax.compiler_options(W.AcousticWave(W.Grid((64, 64), (1.0, 1.0)), f0=1.0, order=8), method) == {}
+    assert sciax.compiler_options(sciax.ode.ODE(lambda t, y, p: -y)) == {}  # its default method asks for none
+    with pytest.raises(TypeError, match="compiler_options: model must be a sciax.AbstractModel, got str"):
+        sciax.compiler_options("model", method)
+
+
+def test_simulate_compiles_with_the_methods_options(monkeypatch):
+    # The options reach XLA (an unknown one is refused by the compiler, naming it), and 512-bit vectors, forced on
+    # a small grid, give the same fields as the default: simulate alone, under vmap or grad, inside a jit (float64).
+    import sciax.pde.waves._leapfrog as leapfrog
+
+    model, y0, params = _order8_case(seed=5)
+    ts, method = np.array([0, 9, 60]) * 5e-4, W.Leapfrog(5e-4)
+
+    def run(params):
+        return sciax.simulate(model, y0, ts, params, method=method).ys["p"]
+
+    def grad(params):  # reverse mode traces the run: on jax 0.10.2 a nested jit with options was refused there
+        return jax.grad(lambda c: run({**params, "c": c})[-1].sum())(params["c"])
+
+    plain, plain_grad = run(params), grad(params)
+    monkeypatch.setattr(leapfrog, "_wide_vectors_pay", lambda *a: True)
+    options = sciax.compiler_options(model, method)
+    assert options == {"xla_cpu_prefer_vector_width": 512}
+    scale = float(jnp.max(jnp.abs(plain)))
+    assert scale > 0
+    pair = jax.tree_util.tree_map(lambda a: jnp.stack([a, a]), params)
+    runs = [run(params), jax.jit(run, compiler_options=options)(params), jax.jit(run)(params), jax.vmap(run)(pair)[1]]
+    for wide in runs:  # on its own, jitted with the options or without them (inside a jit, simulate's are dropped)
+        np.testing.assert_allclose(wide, plain, rtol=0, atol=1e-13 * scale)
+    np.testing.assert_allclose(grad(params), plain_grad, rtol=0, atol=1e-13 * float(jnp.max(jnp.abs(plain_grad))))
+    monkeypatch.setattr(W.Leapfrog, "compiler_options", lambda self, model: {"xla_no_such_option_sciax": 1})
+    with pytest.raises(Exception, match="xla_no_such_option_sciax"):
+        run(params)
+
+
+def _order8_case(seed: int, n: int = 40):
+    """An order-8 wave on an `n x n` grid at rest, a random velocity and an off-centre source (float64)."""
+    model = W.AcousticWave(W.Grid((n, n), 5.0 * n), f0=25.0, bc=W.Neumann(), order=8)
+    rng = np.random.default_rng(seed)
+    y0 = {"p": jnp.zeros((n, n)), "v": jnp.zeros((n, n))}
+    params = {"c": jnp.asarray(1500 + 500 * rng.random((n, n))), "source": jnp.asarray((n // 2, n // 3))}
+    return model, y0, params

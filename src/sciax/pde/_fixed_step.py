@@ -19,6 +19,7 @@ The spectral steppers (`AbstractSpectralStepper`) answer them in Fourier space; 
 from __future__ import annotations
 
 import abc
+import functools
 from typing import Any, ClassVar
 
 import equinox as eqx
@@ -141,7 +142,9 @@ class AbstractFixedStepMethod(AbstractMethod):
         model.check_state(y0, "y0")
         counts = step_counts(type(self).__name__, ts, self.dt)
         y0 = self.check_stable_step(model, params, y0)
-        return _run(self, model, y0, jnp.asarray(ts), params, counts, save, bool(throw))
+        options = () if _traced(model, y0, params) else tuple(sorted(self.compiler_options(model).items()))
+        run = _compiled_run(options)
+        return run(self, model, y0, jnp.asarray(ts), params, counts, save, bool(throw))
 
 
 class AbstractFixedStep(AbstractFixedStepMethod):
@@ -191,7 +194,22 @@ def _size(tree) -> int:
     return sum(a.size for a in jax.tree_util.tree_leaves(tree))
 
 
-@eqx.filter_jit
+def _traced(*trees) -> bool:
+    """Whether `simulate` runs inside a transformation: XLA takes compiler options from the outermost jit only,
+    and JAX refuses them on a nested one (also where `jax.grad` traces the run, jax 0.10.2), so there the
+    caller's jit decides (`sciax.compiler_options`). Under `jax.jit` even a new constant is a tracer; under
+    `grad` or `vmap` the inputs are."""
+    leaves = jax.tree_util.tree_leaves(trees) + [jnp.zeros(())]
+    return any(isinstance(x, jax.core.Tracer) for x in leaves)
+
+
+@functools.cache
+def _compiled_run(options: tuple[tuple[str, Any], ...]):
+    """The fixed-step run, compiled with these XLA options (`AbstractMethod.compiler_options`); one jitted
+    function per distinct set, so each keeps its own compilation cache."""
+    return eqx.filter_jit(_run, compiler_options=dict(options)) if options else eqx.filter_jit(_run)
+
+
 def _run(method: AbstractFixedStepMethod, model, y0, ts, params, counts, save, throw):
     dt = method.dt
     prepared = method.setup(model, y0, params)

@@ -18,6 +18,7 @@ from ...grid.stencils import apply, check_order, staggered, staggered_derivative
 from ..fd._model import grid_labels, locate, positive_field_problem, tie_problems
 from ._buoyancy import FaceBuoyancy, check_density_average, mean, next_point
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
+from ._flux_rules import _joint_flux_pays, _stores_flux
 from ._leapfrog import AbstractWaveModel, WaveCoefficients, leapfrog_weights
 
 _OUTPUTS = ("p", "v", "seismogram")
@@ -246,6 +247,7 @@ class AcousticWave(AbstractWaveModel):
         nd, order, half, reach = self.grid.ndim, self.order, self.order // 2, self.order - 1
         inv_rho_faces, cpml = operator.inv_rho_faces, operator.cpml
         total, new_memory = 0.0, []
+        joint = self._joint_fluxes(p, operator)
         for axis in range(nd):
             n, h = p.shape[axis], self.grid.spacing[axis]
 
@@ -267,24 +269,12 @@ class AcousticWave(AbstractWaveModel):
                 psi_p = on_faces(faces.b) * on_faces(memory[axis].faces) + on_faces(faces.a) * dp
                 dp = dp * on_faces(faces.inv_kappa) + psi_p
                 flux = dp * on_faces(inv_rho_faces[axis].at(axis))
+            elif joint is not None:
+                flux = joint[axis]
             else:
                 store = materialize if _stores_flux(order, p.size) else _call
-                faces = inv_rho_faces[axis]
-                if faces.points is None:
-                    face, coefficient = on_faces, faces.values
-                else:
-                    # The mean buoyancy from the one array at the points (its ghosts unread here): one stream
-                    # for every axis (one core, 2000^2 order 2, 100 steps: 0.40 -> 0.32 s).
-                    face = lambda b, n=n, axis=axis, across=across: mean(  # noqa: E731
-                        take(across(b), axis, half - 1, n - half), take(across(b), axis, half, n - half + 1)
-                    )
-                    coefficient = faces.points
                 flux = store(
-                    lambda p, b, axis=axis, h=h, face=face, across=across: (
-                        staggered_valid(across(p), axis, order, h) * face(b)
-                    ),
-                    p,
-                    coefficient,
+                    lambda p, f, axis=axis: self._flux_interior(p, f, axis, reach, reach), p, inv_rho_faces[axis]
                 )
             div = staggered_valid(flux, axis, order, h)
             if layer is not None:
@@ -295,6 +285,45 @@ class AcousticWave(AbstractWaveModel):
                 new_memory.append(None)
             total = total + div
         return total, tuple(new_memory)
+
+    def _flux_interior(self, p, faces: FaceBuoyancy, axis: int, lo: int, hi: int):
+        """The face flux `(dp/dx_axis) / rho` without CPML on the half points `half - 1 .. n - half - 1` of `axis`
+        and the points `lo .. n - hi - 1` of every other axis, from shifted slices of `p` and of the face
+        values (`faces`: whole arrays, sliced here, so that XLA reads them in place)."""
+        order, half, n = self.order, self.order // 2, p.shape[axis]
+
+        def cut(x):
+            for b in range(p.ndim):
+                x = x if b == axis else take(x, b, lo, x.shape[b] - hi)
+            return x
+
+        dp = staggered_valid(cut(p), axis, order, self.grid.spacing[axis])
+        if faces.points is None:
+            return dp * take(cut(faces.values), axis, half - 1, n - half)
+        # The mean buoyancy from the one array at the points (its ghosts unread here): one stream for every axis
+        # (one core, 2000^2 order 2, 100 steps: 0.40 -> 0.32 s).
+        b = cut(faces.points)
+        return dp * mean(take(b, axis, half - 1, n - half), take(b, axis, half, n - half + 1))
+
+    def _joint_fluxes(self, p, operator: AcousticOperator):
+        """Both face fluxes of a 2-D one-pass step without CPML from one pass over `p` and the face values, where
+        that pays (`_joint_flux_pays`), else `None`. They are computed on the same half-point rectangle and
+        stored as one `(m, 2, m')` array whose rows alternate between the two: each element computes both
+        fluxes and keeps one, so the rows of `p` a row of fluxes reads are still in cache for the other."""
+        half, reach = self.order // 2, self.order - 1
+        if p.ndim != 2 or any(layer is not None for layer in operator.cpml):
+            return None
+        if not _joint_flux_pays(self.order, p.size):
+            return None
+
+        def both(p, faces):
+            along0, along1 = (self._flux_interior(p, faces[axis], axis, half - 1, half) for axis in range(2))
+            first = jnp.arange(2)[None, :, None] == 0
+            return jnp.where(first, along0[:, None, :], along1[:, None, :])
+
+        fluxes = materialize(both, p, operator.inv_rho_faces)
+        # Back to the regions `_flux_interior(..., reach, reach)` gives: the interior points of the other axis.
+        return [take(fluxes[:, axis, :], 1 - axis, half, half + p.shape[1 - axis] - 2 * reach) for axis in range(2)]
 
     def _inverse_face_density(self, rho) -> tuple[FaceBuoyancy, ...]:
         """`1 / rho` at the faces `i + 1/2` of each axis (`density_average`): `2 / (rho_i + rho_{i+1})` (stored) or
@@ -536,16 +565,6 @@ class AcousticWave(AbstractWaveModel):
         return xr.DataArray(
             data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"}
         )
-
-
-def _stores_flux(order: int, points: int) -> bool:
-    """Whether the one-pass interior stores each axis's face flux once rather than letting XLA fuse it into the
-    outer stencil, which recomputes it at each of its `order` offsets: from order 6, and at order 4 on grids
-    (blocks) that stay in a core's cache. Measured on XLA:CPU (jax 0.12, one core of 2 MiB L2, float32, harmonic
-    rule), stored against fused: order 2, 2000^2 13.6 against 6.8 ms a step, 300^2 x 1,000 0.066-0.070 against
-    0.038-0.040 s; order 4, 200^2 x 2,000 0.078 against 0.090 s, 300^2 x 1,000 0.093-0.097 against 0.098-0.102 s,
-    but 400^2 x 600 0.132 against 0.105-0.114 s and 1000^2 x 300 0.49 against 0.31 s."""
-    return order >= 6 or (order == 4 and points <= 2**17)
 
 
 def _call(fn, *args):

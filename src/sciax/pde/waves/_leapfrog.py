@@ -349,8 +349,8 @@ def _in_place_pays(backend: str, reach: int, points: int, threads: int) -> bool:
 
 
 def _wide_vectors_pay(backend: str, reach: int, points: int) -> bool:
-    """Whether to ask XLA:CPU for 512-bit vectors (`xla_cpu_prefer_vector_width`; it defaults to 256, and the
-    flag is ignored where the CPU has no AVX-512): at order 8 (`reach` 7) on grids of 2^21 points or more.
+    """Whether to ask XLA:CPU for 512-bit vectors (`xla_cpu_prefer_vector_width`, default 256; a preference that
+    LLVM can follow only on CPUs with AVX-512): at order 8 (`reach` 7) on grids of 2^21 points or more.
     Measured (float32, 100 steps, best of 5, jax 0.12.0.1 unless stated), 256 against 512 bits: 2000^2 order 8
     one core 1.13-1.22 against 1.00-1.13 s (jax 0.10.2: 1.31 against 1.22 s), both cores 0.80 against 0.72 s;
     200^3 order 8 one core 5.25 against 5.15 s, both cores 3.23 against 3.05 s. Even: order 8 at 1000^2 x 300

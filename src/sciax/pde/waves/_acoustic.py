@@ -252,9 +252,7 @@ class AcousticWave(AbstractWaveModel):
             n, h = p.shape[axis], self.grid.spacing[axis]
 
             def across(x, axis=axis):  # the interior along every other axis
-                for b in range(nd):
-                    x = x if b == axis else take(x, b, reach, x.shape[b] - reach)
-                return x
+                return _across(x, axis, reach, reach)
 
             def on_faces(x, n=n, axis=axis):  # the half points half - 1 .. n - half - 1 along axis
                 return take(across(x), axis, half - 1, n - half)
@@ -291,12 +289,7 @@ class AcousticWave(AbstractWaveModel):
         and the points `lo .. n - hi - 1` of every other axis, from shifted slices of `p` and of the face
         values (`faces`: whole arrays, sliced here, so that XLA reads them in place)."""
         order, half, n = self.order, self.order // 2, p.shape[axis]
-
-        def cut(x):
-            for b in range(p.ndim):
-                x = x if b == axis else take(x, b, lo, x.shape[b] - hi)
-            return x
-
+        cut = lambda x: _across(x, axis, lo, hi)  # noqa: E731
         dp = staggered_valid(cut(p), axis, order, self.grid.spacing[axis])
         if faces.points is None:
             return dp * take(cut(faces.values), axis, half - 1, n - half)
@@ -565,6 +558,13 @@ class AcousticWave(AbstractWaveModel):
         return xr.DataArray(
             data, dims=dims, coords=coords, name="seismogram", attrs={"long_name": "pressure at receivers"}
         )
+
+
+def _across(x, axis: int, lo: int, hi: int):
+    """`x` on the points `lo .. n - hi - 1` of every axis but `axis`."""
+    for b in range(x.ndim):
+        x = x if b == axis else take(x, b, lo, x.shape[b] - hi)
+    return x
 
 
 def _call(fn, *args):

@@ -342,7 +342,10 @@ def _in_place_pays(backend: str, reach: int, points: int, threads: int) -> bool:
     2.06 -> 1.55 s), order 6 1.2-1.4x (1.51 -> 1.28 s, 1.67 -> 1.22 s) and 200³ order 8 1.2-1.3x
     (8.7 -> 7.5 s, 10.5 -> 8.1 s); 2000² order 4 ran 1.3x slower on both and order 2 gained on 0.10.2
     only; 1000² and 700² order 8 were even, 300² slower at every order. On one core (`taskset`) the
-    in-place step was as fast or faster (2000² order 8: 2.01 against 2.30 s on 0.10.2)."""
+    in-place step was as fast or faster (2000² order 8: 2.01 against 2.30 s on 0.10.2). Inside the time
+    loop, jax 0.12.0.1's XLA:CPU split the out-of-place steps of orders 6 and 8 over both cores (1.8 cores
+    used) but not those of orders 2 and 4 (1.0-1.1, 2x slower than in place), nor any loop of one or two
+    fusions (`benchmarks/xla_cpu_threads.py`), which jax 0.10.2 and kernels outside a loop split."""
     if backend != "cpu" or threads < 2:
         return True
     return reach < 5 or points < 2**21

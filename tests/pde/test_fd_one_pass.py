@@ -113,7 +113,7 @@ def test_one_pass_joint_fluxes_equal_padded(shape, bc, order, average, monkeypat
     # order and density rule, against the halo-padded step.
     import sciax.pde.waves._acoustic as acoustic
 
-    monkeypatch.setattr(acoustic, "_joint_flux_pays", lambda order, points: True)
+    monkeypatch.setattr(acoustic, "_joint_flux_pays", lambda order, points, threads: True)
     model, fields = _fields(shape, bc, order, average=average)
     assert model._joint_fluxes(fields.p, fields.operator) is not None
     padded, split = _padded(model)(fields), jax.jit(lambda f: _split(model, f))(fields)
@@ -128,16 +128,15 @@ def test_flux_storage_rule_follows_the_cpu_measurements():
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU rule")
-def test_joint_flux_rule_follows_the_cpu_measurements(monkeypatch):
-    import sciax.pde.waves._flux_rules as rules
+def test_joint_flux_rule_follows_the_cpu_measurements():
+    from sciax.pde.waves._flux_rules import _joint_flux_pays
 
     for threads in (1, 2):
-        monkeypatch.setattr(rules, "_cpu_threads", lambda t=threads: t)
         # One core: faster at orders 6 and 8 from 1000^2 (even at 600^2), slower at order 4 in cache.
-        assert rules._joint_flux_pays(8, 1000**2) and rules._joint_flux_pays(6, 1000**2)
-        assert not rules._joint_flux_pays(4, 300**2) and not rules._joint_flux_pays(8, 300**2)
+        assert _joint_flux_pays(8, 1000**2, threads) and _joint_flux_pays(6, 1000**2, threads)
+        assert not _joint_flux_pays(4, 300**2, threads) and not _joint_flux_pays(8, 300**2, threads)
         # Two cores, 2000^2 order 6: out of place, where the joint pass ran 1.9x slower.
-        assert rules._joint_flux_pays(6, 2000**2) is (threads == 1)
+        assert _joint_flux_pays(6, 2000**2, threads) is (threads == 1)
 
 
 @pytest.mark.parametrize("shape, bc, order, average", BOTH[:4] + BOTH[len(CASES) : len(CASES) + 2])

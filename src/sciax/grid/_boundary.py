@@ -244,6 +244,11 @@ class AbstractHalo(eqx.Module):
         (the padded-state steps of `sciax.pde`'s wave models). `False` unless a halo says otherwise."""
         return False
 
+    @property
+    def blocks(self) -> int:
+        """How many blocks the whole grid is cut into (one CPU device each when sharded): 1 on a whole grid."""
+        return 1
+
     # Where the block sits: models with point sources, receivers or absorbing layers (which live at
     # global positions) ask the halo, so that the same code runs on a whole grid or on one block.
     def placement(self, shape: Sequence[int]) -> tuple[tuple, tuple[int, ...]]:

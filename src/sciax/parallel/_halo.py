@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import equinox as eqx
@@ -50,6 +51,10 @@ class ShardedHalo(AbstractHalo):
     def pads_from_edges(self) -> bool:
         # Neighbours send the `width` points next to their edges along the padded axis, whatever else `u` holds.
         return True
+
+    @property
+    def blocks(self) -> int:
+        return math.prod(self.sizes)
 
     def _used(self) -> tuple[str, ...]:
         return tuple(name for name, size in zip(self.names, self.sizes) if name is not None and size > 1)

@@ -19,7 +19,7 @@ from ..fd._model import grid_labels, locate, positive_field_problem, tie_problem
 from ._buoyancy import FaceBuoyancy, check_density_average, mean, next_point
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._flux_rules import _joint_flux_pays, _stores_flux
-from ._leapfrog import AbstractWaveModel, WaveCoefficients, leapfrog_weights
+from ._leapfrog import AbstractWaveModel, WaveCoefficients, _block_threads, leapfrog_weights
 
 _OUTPUTS = ("p", "v", "seismogram")
 
@@ -306,7 +306,7 @@ class AcousticWave(AbstractWaveModel):
         half, reach = self.order // 2, self.order - 1
         if p.ndim != 2 or any(layer is not None for layer in operator.cpml):
             return None
-        if not _joint_flux_pays(self.order, p.size):
+        if not _joint_flux_pays(self.order, p.size, _block_threads(self)):
             return None
 
         def both(p, faces):
@@ -433,12 +433,12 @@ class AcousticWave(AbstractWaveModel):
         self, t, p, p_prev, out, operator: AcousticOperator, source: AcousticSource | None, dt, start: bool = False
     ):
         """`2p - p_prev + dt^2 (K(p) + S(t))` in the padded layout (`order // 2` ghost points around the
-        grid), its ghosts filled for `t + dt`; written over `out` (values unused) or, with `out=None`,
-        into a new buffer. `start=True`: the Taylor start `p - dt v + dt^2 K(p) / 2` (`p_prev` holds `v`,
-        grid-shaped), its ghosts filled for `t - dt`, without sources. The same arithmetic as the
-        halo-padded step: each axis's face flux from shifted slices of `p`, its ghost faces by the
-        halo's flux rule from the faces next to each edge (recomputed there), stored once, then the
-        divergence from shifted slices of it."""
+        grid), its ghosts filled for `t + dt`; written over `out` (a buffer of that layout, e.g. `p_prev`,
+        which the step reads only at the points it writes) or, with `out=None`, into a new buffer.
+        `start=True`: the Taylor start `p - dt v + dt^2 K(p) / 2` (`p_prev` holds `v`, grid-shaped), its
+        ghosts filled for `t - dt`, without sources. The same arithmetic as the halo-padded step: each
+        axis's face flux from shifted slices of `p`, its ghost faces by the halo's flux rule from the faces
+        next to each edge (recomputed there), stored once, then the divergence from shifted slices of it."""
         half, order, shape = self.order // 2, self.order, self.grid.shape
         weights, total = staggered(1, order), 0.0
         for axis, n in enumerate(shape):

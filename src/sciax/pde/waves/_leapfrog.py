@@ -73,9 +73,9 @@ class AbstractWaveModel(AbstractFDModel):
 
     def padded_update(self, t, p, p_prev, out, operator, source, dt: float, start: bool = False) -> Array:
         """`2p - p_prev + dt^2 (K(p) + S(t))` in the padded layout, its ghosts filled for `t + dt`,
-        written over `out` (same layout, values unused) or into a new buffer if `out` is `None`.
-        `start=True`: the Taylor start `p - dt v + dt^2 K(p) / 2` instead (`p_prev` holds `v`, grid-shaped;
-        `leapfrog_weights`), its ghosts filled for `t - dt`, without sources."""
+        written over `out` (same layout, e.g. `p_prev`: read only at the points written) or into a new buffer
+        if `out` is `None`. `start=True`: the Taylor start `p - dt v + dt^2 K(p) / 2` instead (`p_prev` holds
+        `v`, grid-shaped; `leapfrog_weights`), its ghosts filled for `t - dt`, without sources."""
         raise NotImplementedError(f"{type(self).__name__} has no padded-state step")
 
     def add_source(self, field: Array, t: Array, source: Any, scale: float) -> Array:
@@ -146,13 +146,14 @@ class Leapfrog(AbstractFixedStep):
     between steps: over the field two steps back on a whole grid with jax >= 0.12 (two buffers), else
     over a third buffer the loop carries (`loop_state`); except from order 6 on grids of 2^21 points
     or more on several CPU cores, where a new buffer per step lets XLA:CPU split the step over the
-    cores (`_in_place_pays`). The start (the Taylor step) takes the same one-pass route. A model may
-    instead give a padded-state step (`AcousticWave` from order 6 where the one-pass step's edge slabs
-    are many of the points, e.g. in 3-D): the time loop then carries the field with its ghost points,
-    each step (and the start) reads shifted slices only and refills the ghosts from the points next to
-    the edges, and the outputs are cut out at the save times. At order 8 on large CPU grids the run is
-    compiled for 512-bit vectors (`compiler_options`; pass `sciax.compiler_options(model, method)` to your
-    own `jax.jit` around `simulate`).
+    cores (`_in_place_pays`; the blocks of a sharded grid share the cores, one device each). The start
+    (the Taylor step) takes the same one-pass route. A model may instead give a padded-state step
+    (`AcousticWave` from order 6 where the one-pass step's edge slabs are many of the points, e.g. in
+    3-D): the time loop then carries the field with its ghost points, each step (and the start) reads
+    shifted slices only, writes the new field over the one two steps back where in place pays, and
+    refills the ghosts from the points next to the edges; the outputs are cut out at the save times.
+    At order 8 on large CPU grids the run is compiled for 512-bit vectors (`compiler_options`; pass
+    `sciax.compiler_options(model, method)` to your own `jax.jit` around `simulate`).
 
     **Arguments:** `dt` (time units); `checkpoint` (steps per recomputed block
     in reverse mode, default 64: memory `~ (steps/64 + 64)` states).
@@ -215,8 +216,13 @@ class Leapfrog(AbstractFixedStep):
     def step(self, model, state: LeapfrogState, t, coefficients: WaveCoefficients) -> LeapfrogState:
         if state.p.shape != model.grid.shape:  # the padded state (`start`)
             operator, source = coefficients
-            p_next = model.padded_update(t, state.p, state.p_prev, state.spare, operator, source, self.dt)
-            return LeapfrogState(p_next, state.p, state.memory, None if state.spare is None else state.p_prev)
+            # Over the field two steps back, which the step reads only at the points it writes (two buffers in the
+            # loop carry, updated in place), else into a new buffer that XLA:CPU may split over its threads. With
+            # a third buffer instead, XLA:CPU copied both carried fields in and out of each time loop (jax 0.12):
+            # 200^3 order 8, 100 steps, one core, 4.97-5.03 -> 4.66-4.67 s; 30 steps in 3 intervals 2.20 -> 1.95 s.
+            out = state.p_prev if _in_place(model) else None
+            p_next = model.padded_update(t, state.p, state.p_prev, out, operator, source, self.dt)
+            return LeapfrogState(p_next, state.p, state.memory)
         fields = _Fields(t, state.p, state.p_prev, coefficients.operator, state.memory)
         reach = model.leapfrog_reach
         update = lambda f, grid=None: self._update(model, f, grid)  # noqa: E731
@@ -234,11 +240,9 @@ class Leapfrog(AbstractFixedStep):
 
     def loop_state(self, model, carry: LeapfrogState) -> tuple[LeapfrogState, int]:
         reach = model.leapfrog_reach
-        in_place = _in_place_pays(jax.default_backend(), reach, model.grid.size, _cpu_threads())
-        padded = carry.p.shape != model.grid.shape
-        if not padded and _overwrites_prev(model, reach):
+        if carry.p.shape != model.grid.shape or _overwrites_prev(model, reach):  # two buffers (`step`)
             return carry, self.scan_unroll
-        if carry.spare is None and in_place and (padded or self._one_pass(model, carry.memory, reach)):
+        if carry.spare is None and _in_place(model) and self._one_pass(model, carry.memory, reach):
             # A third buffer: each step writes the new field over it (the field two steps back, which no
             # step reads any more), and three steps bring the buffers back to their places, so the loop
             # carry is updated in place. With two buffers the new field shares a buffer with one the
@@ -297,12 +301,7 @@ def _overwrites_prev(model, reach: int) -> bool:
     Measured on jax 0.12.0.1, one core, float32, against the spare buffer: 2000^2 x 100 order 2 0.57 -> 0.49 s,
     order 4 0.80 -> 0.72 s, order 8 1.41 -> 1.36 s; 300^2 x 1,000 order 2 0.050 -> 0.044 s; both cores on one
     device alike (2000^2 order 2 0.55 -> 0.47 s); sharded over two devices, order 4 ran 2.4x slower."""
-    return (
-        jax.default_backend() == "cpu"
-        and _BARRIERS_HOLD
-        and type(model.halo) is BoundaryHalo
-        and _in_place_pays("cpu", reach, model.grid.size, _cpu_threads())
-    )
+    return jax.default_backend() == "cpu" and _BARRIERS_HOLD and type(model.halo) is BoundaryHalo and _in_place(model)
 
 
 # Measured on the two stacks CI runs: jax 0.12.0.1 keeps the write in place, 0.10.2 copies (see `_overwrites_prev`).
@@ -320,6 +319,11 @@ def _padded(model, memory) -> bool:
         and model.padded_step_applies()
         and not jax.tree_util.tree_leaves(memory)
     )
+
+
+def _in_place(model) -> bool:
+    """`_in_place_pays` for `model`'s grid (or block) and the cores each of its blocks may use (`_block_threads`)."""
+    return _in_place_pays(jax.default_backend(), model.leapfrog_reach, model.grid.size, _block_threads(model))
 
 
 def _split_pays(backend: str, reach: int, points: int) -> bool:
@@ -345,7 +349,10 @@ def _in_place_pays(backend: str, reach: int, points: int, threads: int) -> bool:
     in-place step was as fast or faster (2000² order 8: 2.01 against 2.30 s on 0.10.2). Inside the time
     loop, jax 0.12.0.1's XLA:CPU split the out-of-place steps of orders 6 and 8 over both cores (1.8 cores
     used) but not those of orders 2 and 4 (1.0-1.1, 2x slower than in place), nor any loop of one or two
-    fusions (`benchmarks/xla_cpu_threads.py`), which jax 0.10.2 and kernels outside a loop split."""
+    fusions (`benchmarks/xla_cpu_threads.py`), which jax 0.10.2 and kernels outside a loop split. `threads`
+    are those of one block of a sharded grid (`_block_threads`): sharded over 2 CPU devices on 2 cores, in
+    place ran faster (jax 0.12.0.1, 100 steps): 3000^2 order 8 2.09 -> 1.76-1.81 s, 200^3 order 8 (the
+    padded-state step, 60 steps) 2.09-2.22 -> 1.86-1.89 s."""
     if backend != "cpu" or threads < 2:
         return True
     return reach < 5 or points < 2**21
@@ -360,6 +367,12 @@ def _wide_vectors_pay(backend: str, reach: int, points: int) -> bool:
     (0.56-0.57 s) and 600^2 x 500 (0.35-0.36 s), order 6 and 4 at 2000^2 (1.08 s, 0.65-0.68 s), order 2
     (0.35-0.36 s); 300^2 x 1,000 order 8 one core 6 % slower (0.151 against 0.160 s)."""
     return backend == "cpu" and reach >= 7 and points >= 2**21
+
+
+def _block_threads(model) -> int:
+    """The cores each block of `model`'s grid may use: this process's (`_cpu_threads`) shared by the blocks of a
+    sharded grid, one CPU device each, which all run at once."""
+    return max(1, _cpu_threads() // model.halo.blocks)
 
 
 def _cpu_threads() -> int:

@@ -441,18 +441,24 @@ class AcousticWave(AbstractWaveModel):
         next to each edge (recomputed there), stored once, then the divergence from shifted slices of it."""
         half, order, shape = self.order // 2, self.order, self.grid.shape
         weights, total = staggered(1, order), 0.0
+        points = _buoyancy_points(operator.inv_rho_faces)
         for axis, n in enumerate(shape):
-            h, inv_rho = self.grid.spacing[axis], operator.inv_rho_faces[axis].at(axis)
-            line = p
+            h, line = self.grid.spacing[axis], p
             for b in range(len(shape)):  # the grid's points along every other axis
                 line = line if b == axis else take(line, b, half, half + shape[b])
+            if points is None:
+                stored = operator.inv_rho_faces[axis].values
+                face_value = lambda first, count, stored=stored, axis=axis: take(stored, axis, first, first + count)  # noqa: E731
+            else:
+                below = _across(points, axis, 0, 1)  # the grid's points along every other axis
+                face_value = lambda first, count, below=below, axis=axis: mean(  # noqa: E731
+                    take(below, axis, first, first + count), take(below, axis, first + 1, first + count + 1)
+                )
 
-            def faces(first, count, line=line, axis=axis, h=h, inv_rho=inv_rho):
+            def faces(first, count, line=line, axis=axis, h=h, face_value=face_value):
                 # The faces first + 1/2 .. first + count - 1/2: points first + 1 - half .. first + count + half.
                 window = take(line, axis, first, first + count + order)
-                return apply(window, axis, range(1, order + 1), weights, count, 1 / h) * take(
-                    inv_rho, axis, first, first + count
-                )
+                return apply(window, axis, range(1, order + 1), weights, count, 1 / h) * face_value(first, count)
 
             edges = jnp.concatenate([faces(0, 2 * half), faces(n - 2 * half, 2 * half)], axis=axis)
             ghosts = self.halo.pad(edges, half, t=t, flux=True, axes=(axis,))
@@ -565,6 +571,21 @@ def _across(x, axis: int, lo: int, hi: int):
     for b in range(x.ndim):
         x = x if b == axis else take(x, b, lo, x.shape[b] - hi)
     return x
+
+
+def _buoyancy_points(faces):
+    """For the harmonic rule (`FaceBuoyancy` with `points`), `1 / rho` at the points with each axis's ghost
+    `1 / rho_n` one past its last point (extent `n + 1` along every axis, the corner values unused), from which
+    every face value is the mean of two shifted slices; `None` for stored face values."""
+    if faces[0].points is None:
+        return None
+    x = faces[0].points
+    padded = jax.lax.pad(x, jnp.zeros((), x.dtype), [(0, 1, 0)] * x.ndim)
+    for axis, face in enumerate(faces):
+        padded = jax.lax.dynamic_update_slice(
+            padded, face.values, tuple(x.shape[axis] if b == axis else 0 for b in range(x.ndim))
+        )
+    return padded
 
 
 def _call(fn, *args):

@@ -222,15 +222,15 @@ class Leapfrog(AbstractFixedStep):
             # 200^3 order 8, 100 steps, one core, 4.97-5.03 -> 4.66-4.67 s; 30 steps in 3 intervals 2.20 -> 1.95 s.
             out = state.p_prev if _in_place(model) else None
             p_next = model.padded_update(t, state.p, state.p_prev, out, operator, source, self.dt)
-            return LeapfrogState(p_next, state.p, state.memory)
+            return LeapfrogState(p_next, state.p, state.memory, None if state.spare is None else state.p_prev)
         fields = _Fields(t, state.p, state.p_prev, coefficients.operator, state.memory)
         reach = model.leapfrog_reach
         update = lambda f, grid=None: self._update(model, f, grid)  # noqa: E731
         if self._one_pass(model, state.memory, reach):
             # One pass over memory per step: interior from shifted slices, edge strips from folded blocks,
-            # written over the spare buffer if there is one.
+            # written over the spare buffer where in place pays.
             interior = lambda f: self._update_interior(model, f, reach)  # noqa: E731
-            out = None if state.spare is None else (state.spare, state.memory)
+            out = (state.spare, state.memory) if state.spare is not None and _in_place(model) else None
             overwrite = _over_prev if out is None and _overwrites_prev(model, reach) else None
             p_next, memory = split_evaluate(update, interior, fields, model.grid, reach, out, overwrite)
         else:
@@ -240,13 +240,19 @@ class Leapfrog(AbstractFixedStep):
 
     def loop_state(self, model, carry: LeapfrogState) -> tuple[LeapfrogState, int]:
         reach = model.leapfrog_reach
-        if carry.p.shape != model.grid.shape or _overwrites_prev(model, reach):  # two buffers (`step`)
+        padded = carry.p.shape != model.grid.shape
+        if (padded and _in_place(model)) or _overwrites_prev(model, reach):  # two buffers (`step`)
             return carry, self.scan_unroll
-        if carry.spare is None and _in_place(model) and self._one_pass(model, carry.memory, reach):
-            # A third buffer: each step writes the new field over it (the field two steps back, which no
-            # step reads any more), and three steps bring the buffers back to their places, so the loop
-            # carry is updated in place. With two buffers the new field shares a buffer with one the
-            # step still reads at its edges, and XLA:CPU copies a whole field per step.
+        if carry.spare is None and (_BARRIERS_HOLD if padded else self._one_pass(model, carry.memory, reach)):
+            # A third buffer, and three steps bring the buffers back to their places, so the loop carry is
+            # updated in place. In place, each step writes the new field over it (the field two steps back,
+            # which no step reads any more); with two buffers the new field shares a buffer with one the step
+            # still reads at its edges, and XLA:CPU copies a whole field per step. Out of place, the new
+            # field's buffer (one XLA:CPU may split the step over) takes the spare's place; with two buffers
+            # XLA:CPU copied each new field into the loop carry (both cores, 100 steps, jax 0.12.0.1 / 0.10.2:
+            # 2000^2 order 8 0.83-0.87 -> 0.72 s / 0.85 -> 0.73 s, order 6 0.82 -> 0.69 s / 0.80 -> 0.71 s; 200^3
+            # order 8, the padded-state step, 2.94-3.28 -> 2.75-2.86 s on jax 0.12 but 3.24-3.29 -> 3.32-3.46 s
+            # on 0.10.2, whose XLA copies the padded field per step regardless: there two buffers).
             return carry._replace(spare=jnp.zeros_like(carry.p)), 3
         return carry, self.scan_unroll
 

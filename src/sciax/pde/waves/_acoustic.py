@@ -16,10 +16,11 @@ from ..._labels import Labels
 from ...grid import CPML, AbstractHalo, Grid, Sponge, as_halo, fold, inner, materialize, take
 from ...grid.stencils import apply, check_order, staggered, staggered_derivative, staggered_valid, symbol_radius
 from ..fd._model import grid_labels, locate, positive_field_problem, tie_problems
-from ._buoyancy import FaceBuoyancy, check_density_average, mean, next_point
+from ._buoyancy import FaceBuoyancy, check_density_average, mean, next_point, points_with_ghosts
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._flux_rules import _joint_flux_pays, _stores_flux
 from ._leapfrog import AbstractWaveModel, WaveCoefficients, _block_threads, leapfrog_weights
+from ._padded_layout import pad_zeros, place_ghosts
 
 _OUTPUTS = ("p", "v", "seismogram")
 
@@ -427,7 +428,7 @@ class AcousticWave(AbstractWaveModel):
         for axis in range(len(shape)):
             ghosts = self.halo.pad(fold(inner(p, half), axis, 2 * half), half, t=t, axes=(axis,))
             pieces.append((take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half)))
-        return _place_ghosts(p, jax.lax.optimization_barrier(pieces), half)
+        return place_ghosts(p, jax.lax.optimization_barrier(pieces), half)
 
     def padded_update(
         self, t, p, p_prev, out, operator: AcousticOperator, source: AcousticSource | None, dt, start: bool = False
@@ -441,7 +442,7 @@ class AcousticWave(AbstractWaveModel):
         next to each edge (recomputed there), stored once, then the divergence from shifted slices of it."""
         half, order, shape = self.order // 2, self.order, self.grid.shape
         weights, total = staggered(1, order), 0.0
-        points = _buoyancy_points(operator.inv_rho_faces)
+        points = points_with_ghosts(operator.inv_rho_faces)
         for axis, n in enumerate(shape):
             h, line = self.grid.spacing[axis], p
             for b in range(len(shape)):  # the grid's points along every other axis
@@ -463,14 +464,14 @@ class AcousticWave(AbstractWaveModel):
             edges = jnp.concatenate([faces(0, 2 * half), faces(n - 2 * half, 2 * half)], axis=axis)
             ghosts = self.halo.pad(edges, half, t=t, flux=True, axes=(axis,))
             ghosts = jax.lax.optimization_barrier((take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half)))
-            flux = _place_ghosts(
-                _pad(faces(0, n), half, axis), [ghosts if b == axis else None for b in range(len(shape))], half
+            flux = place_ghosts(
+                pad_zeros(faces(0, n), half, axis), [ghosts if b == axis else None for b in range(len(shape))], half
             )
             total = total + apply(flux, axis, range(order), weights, n, 1 / h)
         a, b, c = leapfrog_weights(dt, start)
         new = a * inner(p, half) - b * (p_prev if start else inner(p_prev, half)) + c * (operator.kappa * total)
         if out is None:  # a new buffer: XLA:CPU may split this pass over its threads
-            out = _pad(new, half)
+            out = pad_zeros(new, half)
         else:
             out = jax.lax.dynamic_update_slice(out, new.astype(out.dtype), (half,) * len(shape))
         if not start:
@@ -573,39 +574,5 @@ def _across(x, axis: int, lo: int, hi: int):
     return x
 
 
-def _buoyancy_points(faces):
-    """For the harmonic rule (`FaceBuoyancy` with `points`), `1 / rho` at the points with each axis's ghost
-    `1 / rho_n` one past its last point (extent `n + 1` along every axis, the corner values unused), from which
-    every face value is the mean of two shifted slices; `None` for stored face values."""
-    if faces[0].points is None:
-        return None
-    x = faces[0].points
-    padded = jax.lax.pad(x, jnp.zeros((), x.dtype), [(0, 1, 0)] * x.ndim)
-    for axis, face in enumerate(faces):
-        padded = jax.lax.dynamic_update_slice(
-            padded, face.values, tuple(x.shape[axis] if b == axis else 0 for b in range(x.ndim))
-        )
-    return padded
-
-
 def _call(fn, *args):
     return fn(*args)
-
-
-def _pad(x, width: int, axis: int | None = None):
-    """`x` with `width` zeros at both ends of `axis` (of every axis if `None`), in a new buffer."""
-    config = [(width, width, 0) if axis in (None, b) else (0, 0, 0) for b in range(x.ndim)]
-    return jax.lax.pad(x, jnp.zeros((), x.dtype), config)
-
-
-def _place_ghosts(x, pieces, width: int):
-    """`x` (with `width` ghost points at both ends of the axes that `pieces` gives `(low, high)` ghosts for,
-    `None` for the others) with those ghosts written in place, at the grid's points along the other axes."""
-    for axis, pair in enumerate(pieces):
-        if pair is None:
-            continue
-        for ghost, at in zip(pair, (0, x.shape[axis] - width)):
-            corner = [width if pieces[b] is not None else 0 for b in range(x.ndim)]
-            corner[axis] = at
-            x = jax.lax.dynamic_update_slice(x, ghost.astype(x.dtype), tuple(corner))
-    return x

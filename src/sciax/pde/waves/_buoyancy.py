@@ -51,3 +51,18 @@ def next_point(x, ghost, axis: int):
     config = [(0, 1 if b == axis else 0, 0) for b in range(x.ndim)]
     shifted = jax.lax.pad(take(x, axis, 1, n), jnp.zeros((), x.dtype), config)
     return jnp.where(jax.lax.broadcasted_iota(jnp.int32, x.shape, axis) == n - 1, ghost, shifted)
+
+
+def points_with_ghosts(faces: tuple[FaceBuoyancy, ...]) -> Array | None:
+    """For the harmonic rule (`FaceBuoyancy` with `points`), `1 / rho` at the points with each axis's ghost
+    `1 / rho_n` one past its last point (extent `n + 1` along every axis, the corner values unused), from which
+    every face value is the mean of two shifted slices; `None` for stored face values."""
+    if faces[0].points is None:
+        return None
+    x = faces[0].points
+    padded = jax.lax.pad(x, jnp.zeros((), x.dtype), [(0, 1, 0)] * x.ndim)
+    for axis, face in enumerate(faces):
+        padded = jax.lax.dynamic_update_slice(
+            padded, face.values, tuple(x.shape[axis] if b == axis else 0 for b in range(x.ndim))
+        )
+    return padded

@@ -22,8 +22,22 @@ def is_concrete(x) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
+def agreed(pred):
+    """`pred`, true on every device if it is true on any, inside `jax.shard_map` (`pred` itself outside one).
+
+    A run-time check on one block of a sharded grid (`sciax.parallel.shard`) that failed on that block
+    alone stopped its device while the others waited for it in the next halo exchange: XLA:CPU then
+    aborted the whole process after a 40 s rendezvous timeout instead of raising the check's error.
+    Or-reduced over the mesh axes (one `pmax` of a scalar), every block fails the check together."""
+    axes = tuple(getattr(jax.sharding.get_abstract_mesh(), "manual_axes", ()))
+    if not axes:
+        return pred
+    return jax.lax.pmax(jnp.asarray(pred).astype(jnp.int32), axes) > 0
+
+
 def error_if_tied(x, pred, message: str):
-    """`equinox.error_if(x, pred, message)`, with the check made on a scalar that is then added to `x`.
+    """`equinox.error_if(x, pred, message)`, with the check made on a scalar that is then added to `x`
+    (`pred` made the same on every block of a sharded grid: `agreed`).
 
     `error_if` passes its operand through a conditional, and XLA's SPMD partitioner cannot keep a
     sharded operand sharded there: it gathers the whole array onto one device ("involuntary full
@@ -32,6 +46,7 @@ def error_if_tied(x, pred, message: str):
     (whose `+ 0` XLA may fold away with the check) and weakly typed arrays (which the sum would make
     strongly typed, promoting the state they meet) go through `error_if` as they are."""
     weak = getattr(getattr(x, "aval", None), "weak_type", False)
+    pred = agreed(pred)
     if jnp.ndim(x) == 0 or weak or not jnp.issubdtype(jnp.result_type(x), jnp.inexact):
         return eqx.error_if(x, pred, message)
     return x + eqx.error_if(jnp.zeros((), jnp.result_type(x)), pred, message)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import equinox as eqx
 from jaxtyping import Array, PyTree, Real
@@ -30,6 +30,10 @@ class AbstractModel(eqx.Module):
     A model holds its configuration (functions, grids, names) as static fields;
     anything to be differentiated or batched over goes in `params`.
     """
+
+    # Whether `integrate` checks a traced `y0` for NaN/inf itself, `simulate` then checking only concrete
+    # values (`sciax.parallel.shard`: on each block of the grid, where all blocks fail the check together).
+    checks_traced_y0: ClassVar[bool] = False
 
     @abc.abstractmethod
     def rhs(self, t: Real[Array, ""], y: PyTree[Array], params: PyTree) -> PyTree[Array]:

@@ -51,7 +51,7 @@ def simulate(
         )
     method = _resolve_method(model, method)
     _checks.check_options(method, options)
-    y0 = _checks.check_y0(y0, throw=options.get("throw", True) is not False)
+    y0 = _checks.check_y0(y0, throw=options.get("throw", True) is not False and not model.checks_traced_y0)
     ts = _checks.check_ts(ts)
     params = _checks.check_params(params)
     model.check_params(params)

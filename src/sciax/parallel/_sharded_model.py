@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -10,6 +11,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
+from .._checks import check_y0, error_if_tied
 from .._labels import Labels
 from .._method import AbstractMethod
 from .._model import AbstractModel
@@ -67,7 +69,9 @@ class ShardedModel(AbstractModel):
     `y0` leaves must have the grid's shape; params leaves whose trailing axes are
     the grid's shape (e.g. a velocity model `c`) are split into the same blocks,
     others are replicated. The non-finite-state check (`throw=True`) is reduced
-    over the blocks to one flag, so it gathers nothing. Differentiable in `y0` and
+    over the blocks to one flag, so it gathers nothing. Run-time checks of traced inputs inside the
+    blocks (`y0` finite, `AcousticWave`'s `c` and `rho` > 0, the CFL step) are reduced over the blocks
+    too (`sciax._checks.agreed`), so every block raises the error together. Differentiable in `y0` and
     `params`, usable under `jax.jit` and `jax.vmap`.
 
     **Fields:** `model` (the unsharded model), `local` (see above), `mesh`,
@@ -79,6 +83,8 @@ class ShardedModel(AbstractModel):
     mesh: Mesh = eqx.field(static=True)
     names: tuple[str | None, ...] = eqx.field(static=True)
     halo_every: int = eqx.field(static=True)
+    # On each block (`_solve_blocks`), or on the global arrays (`_solve_global`): the blocks fail it together.
+    checks_traced_y0: ClassVar[bool] = True
 
     def __init__(self, model: AbstractModel, mesh: Mesh, axes: Sequence[str | None] | None = None, halo_every: int = 1):
         if isinstance(halo_every, bool) or not isinstance(halo_every, int) or halo_every < 1:
@@ -215,8 +221,10 @@ class ShardedModel(AbstractModel):
                     f"got {type(method).__name__}"
                 )
             self.check_state(y0, "y0")
-            # On the whole state, so that a bad cell is named with its global index (concrete values).
-            y0 = self.model.check_admissible(y0, params)
+            # On the whole state, so that a bad cell is named with its global index (concrete values);
+            # a traced state on each block (`_solve_blocks`), where the blocks fail the check together.
+            if not isinstance(y0, jax.core.Tracer):
+                y0 = self.model.check_admissible(y0, params)
             arrays, static = split_params(params)
             return _solve_blocks(self, method, y0, arrays, static, concrete_times(ts, "shard"), options)
         if self.spectral or not isinstance(method, AbstractFixedStep):
@@ -225,7 +233,7 @@ class ShardedModel(AbstractModel):
                     f"shard: halo_every={self.halo_every} (wide halos) needs a fixed-step method "
                     f"(sciax.pde.RK4 or sciax.pde.Leapfrog), got {type(method).__name__}; use halo_every=1"
                 )
-            return _solve_global(method, self.local if self.spectral else self, y0, ts, params, options)
+            return _solve_global(self, method, self.local if self.spectral else self, y0, ts, params, options)
         self.check_state(y0, "y0")
         # On the global model (each block alone sees only its own coefficients). A traced limit is
         # checked by every block at run time, and the block with the largest coefficient fails.
@@ -252,22 +260,38 @@ class ShardedModel(AbstractModel):
         return eqx.tree_at(lambda s: s.stats, sol, stats)
 
 
-def _solve_global(method, model, y0, ts, params, options) -> Solution:
+def _solve_global(sharded: ShardedModel, method, model, y0, ts, params, options) -> Solution:
     """`method.solve` on global arrays; its non-finite check (`throw`) made on a reduced flag instead of
-    on the whole state, which `equinox.error_if` would gather onto one device."""
-    takes_throw = "throw" in method.options
-    if not takes_throw or not options.get("throw", True):
+    on the whole state, which `equinox.error_if` would gather onto one device. The checks run inside a
+    `jax.shard_map` (`_on_blocks`): in the global program a failed check stops device 0 alone (where its
+    callback runs) while the others wait for it in the next collective."""
+    throw = options.get("throw", True) is not False
+    y0 = _on_blocks(sharded, lambda y: check_y0(y, throw=throw), y0)
+    if "throw" not in method.options or not throw:
         return method.solve(model, y0, ts, params, **options)
     sol = method.solve(model, y0, ts, params, **{**options, "throw": False})
-    ok = eqx.error_if(
-        sol.success,
-        ~sol.success,
-        f"simulate: the sharded run under {type(method).__name__} failed (a "
-        "non-finite state or a failed step); reduce dt or check the model and params",
+    message = (
+        f"simulate: the sharded run under {type(method).__name__} failed (a non-finite state or a failed step); "
+        "reduce dt or check the model and params"
     )
-    # Tie the check to ys so that it runs whenever ys is used; multiplying by 0 is not folded for floats.
-    ys = jax.tree_util.tree_map(lambda y: y + jnp.zeros((), y.dtype) * ok.astype(y.dtype), sol.ys)
-    return eqx.tree_at(lambda s: (s.ys, s.success), sol, (ys, ok))
+    # Tied to ys, so that the check runs whenever ys is used.
+    ys = _on_blocks(
+        sharded,
+        lambda ys, ok: jax.tree_util.tree_map(lambda y: error_if_tied(y, ~ok, message), ys),
+        sol.ys,
+        sol.success,
+    )
+    return eqx.tree_at(lambda s: s.ys, sol, ys)
+
+
+def _on_blocks(sharded: ShardedModel, fn, tree, *scalars):
+    """`fn(tree, *scalars)` run on each block of the grid-shaped leaves of `tree` (`jax.shard_map`; the
+    `scalars` replicated), returning blocks of the same layout."""
+    specs = tree_specs(tree, sharded.grid.shape, sharded.names)
+    run = jax.shard_map(
+        fn, mesh=sharded.mesh, in_specs=(specs, *(PartitionSpec() for _ in scalars)), out_specs=specs, check_vma=False
+    )
+    return run(tree, *scalars)
 
 
 @eqx.filter_jit
@@ -276,7 +300,12 @@ def _solve_blocks(sharded: ShardedModel, method, y0, arrays, static, times, opti
     used = tuple(a for a in names if a is not None)
 
     def block(y0, arrays):
-        sol = method.solve(sharded.local, y0, ts, eqx.combine(arrays, static), **options)
+        params = eqx.combine(arrays, static)
+        # Traced inputs checked on each block (every block fails a check together: `agreed`).
+        y0 = check_y0(y0, throw=options.get("throw", True) is not False)
+        if sharded.finite_volume:
+            y0 = sharded.local.check_admissible(y0, params)
+        sol = method.solve(sharded.local, y0, ts, params, **options)
         ok = lax.pmin(sol.success.astype(jnp.int32), used) > 0 if used else sol.success
         return eqx.tree_at(lambda s: s.success, sol, ok)
 

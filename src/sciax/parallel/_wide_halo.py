@@ -131,6 +131,10 @@ class WideHaloStep(AbstractFixedStep):
         limit = self.inner.stable_dt(model, params)
         return None if limit is None else limit * self.every  # dt * every <= limit * every
 
+    def unstable_message(self, model, limit):
+        # In the user's terms: the method they chose and its dt (this step is `every` of them).
+        return self.inner.unstable_message(model, None if limit is None else limit / self.every)
+
     def prepare(self, model, params):
         block = self.inner.prepare(model, params)
         return block, self._extend(block, model.grid.shape)

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, PyTree, Real
 
-from .._checks import error_if_tied
+from .._checks import agreed, error_if_tied
 from .._method import AbstractMethod
 from .._solution import Solution
 from .._step_counts import step_counts
@@ -307,7 +307,7 @@ def _run(method: AbstractFixedStepMethod, model, y0, ts, params, counts, save, t
         ys, ok = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a[None], b]), first, (ys, ok))
     success = jnp.all(ok)
     if throw:
-        ys = eqx.error_if(ys, ~success, method.nonfinite_message())
+        ys = eqx.error_if(ys, agreed(~success), method.nonfinite_message())
     num = jnp.asarray(sum(counts))
     stats = {
         "num_steps": num,

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, PyTree
 
+from ..._checks import agreed
 from ..._method import AbstractMethod
 from ..._solution import Solution
 
@@ -139,7 +140,7 @@ def _run(method: AbstractSSPRK, model, y0, ts, params, throw):
     if throw:
         ys = eqx.error_if(
             ys,
-            ~success,
+            agreed(~success),
             f"simulate: {type(method).__name__} failed: the state of {type(model).__name__} became NaN or inf, or "
             f"an output interval needed more than max_steps={method.max_steps} steps",
         )

@@ -152,6 +152,14 @@ def _per_step(case, name, times, prefix, sciax_cmd, devito_python, here, env) ->
 REUSED_PAGES = "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=4294967295"
 
 
+def _pages() -> str:
+    """Transparent huge pages and glibc's malloc tunables, which both sides inherit: with THP on `madvise`,
+    `GLIBC_TUNABLES=glibc.malloc.hugetlb=1` gives XLA's buffers huge pages (NumPy's, thus Devito's, have them)."""
+    path = "/sys/kernel/mm/transparent_hugepage/enabled"
+    thp = open(path).read().strip() if os.path.exists(path) else "unknown"
+    return f"transparent huge pages: {thp}; GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}"
+
+
 def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -182,6 +190,7 @@ def compare_with_devito(
             env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + ONE_CORE_XLA).strip()
         prefix = ["taskset", "-c", "0"] if one else []
         print(f"# sciax vs Devito, float32, {label} ({cores} cores on the machine), load average before: {_load()}")
+        print(f"# {_pages()}")
         for case in cases:
             ndim, n, steps, order = case.split(",")
             name = f"{ndim}d_{n}_{steps}steps_o{order}_{label}"

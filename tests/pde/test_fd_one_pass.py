@@ -222,7 +222,7 @@ def test_leapfrog_loop_makes_no_padded_copy(in_place, monkeypatch):
     full = f"f32[{n},{n}]"
     big = [line for line in text.splitlines() if "=" in line and full in line.split("=")[1][:20]]
     assert not [line for line in big if " concatenate(" in line]
-    trips = "50" if leapfrog._overwrites_prev(model, model.leapfrog_reach) else "33"
+    trips = "50" if leapfrog._overwrites_prev(model) else "33"
     loops = [line for line in text.splitlines() if "known_trip_count" in line and f'"n":"{trips}"' in line]
     assert loops, f"the 100-step interval should run as {trips} iterations (two or three steps each)"
     body = loops[0].split("body=")[1].split(",")[0].strip()
@@ -284,7 +284,7 @@ def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
         method = W.Leapfrog(5e-4, checkpoint=checkpoint)
         start = method.init(model, y0, method.prepare(model, params))
         assert (method.loop_state(model, start)[0].spare is None) is over_prev
-        assert leapfrog._overwrites_prev(model, model.leapfrog_reach) is over_prev
+        assert leapfrog._overwrites_prev(model) is over_prev
         fields.append(sciax.simulate(model, y0, ts, params, method=method, save="p").ys["p"])
     scale = float(jnp.max(jnp.abs(fields[0])))
     assert scale > 0

@@ -231,7 +231,7 @@ class Leapfrog(AbstractFixedStep):
             # written over the spare buffer where in place pays.
             interior = lambda f: self._update_interior(model, f, reach)  # noqa: E731
             out = (state.spare, state.memory) if state.spare is not None and _in_place(model) else None
-            overwrite = _over_prev if out is None and _overwrites_prev(model, reach) else None
+            overwrite = _over_prev if out is None and _overwrites_prev(model) else None
             p_next, memory = split_evaluate(update, interior, fields, model.grid, reach, out, overwrite)
         else:
             p_next, memory = update(fields)
@@ -241,7 +241,7 @@ class Leapfrog(AbstractFixedStep):
     def loop_state(self, model, carry: LeapfrogState) -> tuple[LeapfrogState, int]:
         reach = model.leapfrog_reach
         padded = carry.p.shape != model.grid.shape
-        if (padded and _in_place(model)) or _overwrites_prev(model, reach):  # two buffers (`step`)
+        if (padded and _in_place(model)) or _overwrites_prev(model):  # two buffers (`step`)
             return carry, self.scan_unroll
         if carry.spare is None and (_BARRIERS_HOLD if padded else self._one_pass(model, carry.memory, reach)):
             # A third buffer, and three steps bring the buffers back to their places, so the loop carry is
@@ -298,7 +298,7 @@ def _over_prev(fields: _Fields):
     return fields.p_prev, None  # the one-pass step runs without memory variables
 
 
-def _overwrites_prev(model, reach: int) -> bool:
+def _overwrites_prev(model) -> bool:
     """Whether the one-pass step writes the new field over the one two steps back, which it reads only at the
     point it writes (two buffers in the loop carry instead of three; a spare buffer streamed per step fewer).
     Only where the in-place step pays (`_in_place_pays`), on a whole grid (a sharded halo's exchanges would

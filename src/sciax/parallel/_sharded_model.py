@@ -236,7 +236,7 @@ class ShardedModel(AbstractModel):
             return _solve_global(self, method, self.local if self.spectral else self, y0, ts, params, options)
         self.check_state(y0, "y0")
         # On the global model (each block alone sees only its own coefficients). A traced limit is
-        # checked by every block at run time, and the block with the largest coefficient fails.
+        # checked by every block at run time; where one block's coefficients fail it, all blocks raise.
         method.check_stable_step(self.model, params)
         arrays, static = split_params(params)
         times = concrete_times(ts, "shard")

@@ -55,7 +55,7 @@ def simulate(
     ts = _checks.check_ts(ts)
     params = _checks.check_params(params)
     model.check_params(params)
-    _checks.check_rhs_structure(model.rhs, ts[0], y0, params)
+    _checks.check_model_rhs(model, ts[0], y0, params)
     sol = model.integrate(method, y0, ts, params, **options)
     return sol.with_labels(model.labels())
 

@@ -200,7 +200,8 @@ def check_model_rhs(model, t0, y0, params):
     `jit`: 18 ms of the 23 ms that `simulate` took around a 2-step `ElasticWave` run on 300^2 (one core),
     where Devito's `apply` takes 3 ms. Its outcome depends on the model (concrete, closed over: the same
     object has the same fields, equinox modules being immutable) and on the shapes, dtypes and weak types
-    of `t0`, `y0` and the arrays in `params` (traced), and on the values of their other leaves (closed over)."""
+    of `t0`, `y0` and the arrays in `params` (traced), and on the values of their other leaves (closed over):
+    the terms on which `jax.jit` reuses a compiled run."""
     key, slot = _signature((t0, y0, params)), id(model)
     entry = _RHS_PASSED.get(slot)
     if entry is not None and entry[0]() is not model:

@@ -259,10 +259,14 @@ def test_vector_field_is_checked_once_per_model_and_input_shapes():
 
 
 def test_vector_field_checks_are_forgotten_with_their_model():
+    import gc
+
     from sciax import _checks
 
     sciax.simulate(sciax.ode.ODE(lambda t, y, p: -y), Y0, TS)
+    gc.collect()
     held = len(_checks._RHS_PASSED)
     for _ in range(5):
         sciax.simulate(sciax.ode.ODE(lambda t, y, p: -y), Y0, TS)
+    gc.collect()
     assert len(_checks._RHS_PASSED) <= held

@@ -2,12 +2,14 @@
 
 A case is `"ndim,n,steps,order"`: an `n^ndim` grid, `steps` leapfrog steps, stencil order `order`, float32,
 a Ricker source at the centre, random velocity (1500-2000) and density (1000-1800), only the last pressure
-kept. sciax runs `AcousticWave(bc=Neumann(), density_average="harmonic")` + `Leapfrog`; Devito the same
-variable-density scheme (`_devito_wave.py`: `b = 1/rho` averaged to the half points). Prints
+kept. sciax runs `AcousticWave(bc=ZeroPadding(), density_average="harmonic")` + `Leapfrog`; Devito the same
+variable-density scheme (`_devito_wave.py`: `b = 1/rho` averaged to the half points), whose halos hold zeros
+(until session 47 sciax ran `bc=Neumann()`, whose mirrored ghosts it wrote at every step). Prints
 `sciax_<case>_<cores>_s`, `devito_<case>_<cores>_s` and `sciax_over_devito_<case>_<cores>` (a time ratio: below 1
 sciax is faster), and the machine load; once per case `sciax_devito_max_rel_diff_<case>`, the largest difference
 of the two last pressures over the largest pressure (with fewer steps where the wave would reach an edge,
-where the two differ: Devito's ghost points hold zeros). On all cores
+where the two differ at the low sides: Devito computes the flux through the face below the first point from
+the zero halo inline, sciax's `ZeroPadding` holds it at zero, a ghost face). On all cores
 of a multi-core machine also `sciax_sharded_<case>_all_cores_s` and `sciax_sharded_over_devito_<case>_all_cores`:
 the grid sharded along its first axis over one XLA CPU device per core (`sciax.parallel.shard`, slab mesh).
 """
@@ -40,7 +42,8 @@ def _case_setup(case):
     c = (1500 + 500 * rng.random(shape)).astype(np.float32)
     rho = (1000 + 800 * rng.random(shape)).astype(np.float32)
     grid = sciax.pde.Grid(shape, (n * H,) * ndim)
-    model = sciax.pde.AcousticWave(grid, f0=F0, bc=sciax.pde.Neumann(), order=order, density_average="harmonic")
+    # Devito's edges: its halos hold zeros, which its operator never writes (neither does sciax's padded step).
+    model = sciax.pde.AcousticWave(grid, f0=F0, bc=sciax.pde.ZeroPadding(), order=order, density_average="harmonic")
     if jax.device_count() > 1:  # `--host-devices`: the grid cut along its first axis, one block per CPU device
         model = sciax.parallel.shard(model, sciax.parallel.make_mesh("slab"))
     y0 = {"p": jnp.zeros(shape, jnp.float32), "v": jnp.zeros(shape, jnp.float32)}

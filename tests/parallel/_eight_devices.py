@@ -210,7 +210,7 @@ def wave_padded(slab, pencil):
     pressure's and the face fluxes' ghosts across inner sides from the neighbours; sources next to a block's
     edge, receivers on several blocks, a mixed-sides 3-D grid on the pencil mesh; a gradient."""
     for shape, mesh, bc in [
-        ((128, 48), slab, pde.Neumann()),
+        ((128, 48), slab, (pde.Neumann(), pde.ZeroPadding())),  # zero ghosts: written on blocks only
         ((64, 32, 16), pencil, (pde.Dirichlet(0.0), (pde.Neumann(), pde.Dirichlet(0.5)), pde.Periodic())),
     ]:
         grid = pde.Grid(shape, 10.0 * shape[0])

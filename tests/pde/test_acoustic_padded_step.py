@@ -1,9 +1,9 @@
-"""`Leapfrog`'s padded-state step of `AcousticWave` (XLA:CPU, orders 6 and 8, a whole grid) against the
+"""`Leapfrog`'s padded-state step of `AcousticWave` (XLA:CPU, orders 4 to 8, a whole grid) against the
 one-pass step (`split_evaluate`, the halo-padded operator at the edges) or, for time-dependent boundary values,
 the halo-padded step: the same fields and seismograms with sources, receivers and initial fields next to the
 edges, mixed, periodic and time-dependent boundary conditions, uneven save intervals; the same gradients,
 finite differences, and vmap. Both routes run in the same process, the other one by switching the route off.
-Float64. (Its accuracy against exact solutions is tested by `test_fd_wave.py`, whose order-6/8 cases take
+Float64. (Its accuracy against exact solutions is tested by `test_fd_wave.py`, whose order-4/6/8 cases take
 this route on the CPU.)"""
 
 import jax
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import sciax
-from sciax.pde import CPML, AcousticWave, Dirichlet, Grid, Leapfrog, Neumann, Periodic
+from sciax.pde import CPML, AcousticWave, Dirichlet, Grid, Leapfrog, Neumann, Periodic, ZeroPadding
 from sciax.pde.waves import _leapfrog
 
 from ._fd_reference import shifted_sum
@@ -62,14 +62,16 @@ def run(m, params, ts, dt, plain, monkeypatch, save=OUTPUTS, checkpoint=None, y0
         return sciax.simulate(m, y0, ts, params, method=Leapfrog(dt, checkpoint=checkpoint), save=save).ys
 
 
-def test_the_route_is_taken_from_order_6():
+def test_the_route_is_taken_from_order_4():
     assert jax.default_backend() == "cpu"
     for order, bc, taken in [
         (6, Neumann(), True),
         (8, Dirichlet(0.0), True),
-        (4, Neumann(), False),  # below order 6 the face flux is not stored: the one-pass step
+        (4, Neumann(), True),
+        (2, Neumann(), False),  # at order 2 the face flux is not stored: the one-pass step
         (8, Periodic(), True),
         (6, Dirichlet(wavy), True),
+        (8, ZeroPadding(), True),
     ]:
         m = model((32, 32), order, bc)
         assert _leapfrog._padded(m, None) is taken, (order, bc)
@@ -78,6 +80,8 @@ def test_the_route_is_taken_from_order_6():
     assert not _leapfrog._padded(m, memory)  # CPML memory variables: the halo-padded step
     # Large 2-D grids, where the one-pass step's edge slabs are few of the points, keep that step.
     assert not _leapfrog._padded(model((1000, 1000), 8, Neumann()), None)
+    assert not _leapfrog._padded(model((500, 500), 4, Neumann()), None)  # order 4: flux stored in cache only
+    assert _leapfrog._padded(model((300, 300), 4, Neumann()), None)
     # On a block of a sharded grid too: its halo brings the neighbours' edge points (tests/parallel: equal runs).
     mesh = sciax.parallel.make_mesh("slab")
     assert _leapfrog._padded(sciax.parallel.shard(model((32, 32), 8, Neumann()), mesh).local, None)
@@ -92,6 +96,10 @@ def test_the_route_is_taken_from_order_6():
         ((24, 26, 28), 8, ((Neumann(), Dirichlet(0.0)), Dirichlet(wavy), Neumann()), "arithmetic"),
         # The one-pass interior reads the buoyancy at the points, the padded step the face arrays.
         ((34, 32), 6, (Neumann(), Periodic()), "harmonic"),
+        # Zero ghosts, never written by the padded step; with one mirrored side, that axis's ghosts are.
+        ((36, 30), 8, ZeroPadding(), "harmonic"),
+        ((22, 24, 26), 4, (ZeroPadding(), (Neumann(), ZeroPadding()), ZeroPadding()), "arithmetic"),
+        ((30, 28), 4, ((Dirichlet(wavy), Neumann()), Periodic()), "harmonic"),
     ],
 )
 def test_padded_step_equals_the_one_pass_step(shape, order, bc, average, monkeypatch):
@@ -205,14 +213,16 @@ def test_vmap_over_shots_and_initial_fields(monkeypatch):
     assert float(jnp.max(jnp.abs(batched[0] - batched[1]))) > 1e-3 * float(jnp.max(jnp.abs(batched)))
 
 
-def test_padded_step_against_numpy_fornberg_with_mirrored_edges():
-    """One step on every point, edges included: NumPy's `"symmetric"` padding is `Neumann()`'s mirror, for
-    the pressure and (`flux=True`) for the face flux."""
+@pytest.mark.parametrize("bc, mode", [(Neumann(), "symmetric"), (ZeroPadding(), "constant")])
+def test_padded_step_against_numpy_fornberg(bc, mode):
+    """One step on every point, edges included: NumPy's `"symmetric"` padding is `Neumann()`'s mirror, its
+    `"constant"` padding `ZeroPadding()`'s zeros, for the pressure, the density's ghost and (`flux=True`) the
+    face flux."""
     n, h, dt = (36, 40), 1.0, 1e-3
     rng = np.random.default_rng(3)
     c, rho = 1 + rng.random(n), 1 + rng.random(n)
     p, p_prev = rng.standard_normal(n), rng.standard_normal(n)
-    m = AcousticWave(Grid(n, (n[0] * h, n[1] * h)), f0=5.0, bc=Neumann(), order=8)
+    m = AcousticWave(Grid(n, (n[0] * h, n[1] * h)), f0=5.0, bc=bc, order=8)
     method = Leapfrog(dt)
     coefficients = method.prepare(m, {"c": jnp.asarray(c), "rho": jnp.asarray(rho)})
     state = _leapfrog.LeapfrogState(m.to_padded(jnp.asarray(p), 0.0), m.to_padded(jnp.asarray(p_prev), -dt), None)
@@ -223,15 +233,15 @@ def test_padded_step_against_numpy_fornberg_with_mirrored_edges():
         inv_rho = 2 / (
             rho
             + np.take(
-                np.pad(rho, [(0, 1) if b == axis else (0, 0) for b in range(2)], "symmetric"),
+                np.pad(rho, [(0, 1) if b == axis else (0, 0) for b in range(2)], mode),
                 np.arange(1, n[axis] + 1),
                 axis,
             )
         )
         widths = [(4, 4) if b == axis else (0, 0) for b in range(2)]
         # Forward to the half points i + 1/2, i = 0 .. n - 1: p[i + 1 + k] - p[i - k], p mirrored at the edges.
-        flux = shifted_sum(np.pad(p, widths, "symmetric"), axis, 5, 4, n[axis]) / h * inv_rho
+        flux = shifted_sum(np.pad(p, widths, mode), axis, 5, 4, n[axis]) / h * inv_rho
         # Back to the points: flux at i + 1/2 + k and i - 1/2 - k, the flux mirrored at the edges.
-        total = total + shifted_sum(np.pad(flux, widths, "symmetric"), axis, 4, 3, n[axis]) / h
+        total = total + shifted_sum(np.pad(flux, widths, mode), axis, 4, 3, n[axis]) / h
     want = 2 * p - p_prev + dt**2 * rho * c**2 * total
     np.testing.assert_allclose(out, want, rtol=0, atol=1e-12 * np.max(np.abs(want)))

@@ -102,3 +102,25 @@ def test_boundary_halo_rules():
     np.testing.assert_allclose(sciax.pde.BoundaryHalo(g, P).pad(u, 1), [4, 1, 2, 3, 4, 1])
     timed = sciax.pde.BoundaryHalo(g, sciax.pde.Dirichlet(lambda t: 10 * t))
     np.testing.assert_allclose(np.asarray(timed.pad(u, 1, t=0.5))[[0, -1]], [10 - 1, 10 - 4])
+
+
+def test_zero_padding_halo_and_stencil_against_numpy():
+    # ZeroPadding: zeros outside, for fields and (flux=True) face fields; a padded layout may skip writing the
+    # ghosts along an axis only when both of its sides hold zeros.
+    z = sciax.pde.ZeroPadding()
+    g = sciax.pde.Grid((6, 5), (6.0, 5.0))
+    u = jnp.arange(1.0, 31.0).reshape(6, 5)
+    halo = sciax.pde.BoundaryHalo(g, ((z, z), (sciax.pde.Neumann(), z)))
+    for flux in (False, True):
+        np.testing.assert_array_equal(halo.pad(u, 2, flux=flux, axes=(0,)), np.pad(u, ((2, 2), (0, 0))))
+    np.testing.assert_array_equal(np.asarray(halo.pad(u, 2, axes=(1,)))[:, 7:], 0.0)
+    np.testing.assert_array_equal(np.asarray(halo.pad(u, 2, axes=(1,)))[:, :2], np.asarray(u)[:, 1::-1])
+    assert halo.zero_ghosts(0) and not halo.zero_ghosts(1)
+    assert not sciax.pde.BoundaryHalo(g, sciax.pde.Neumann()).zero_ghosts(0)
+    # The order-4 Laplacian with zero padding, against NumPy's constant padding and the same weights.
+    v = np.random.default_rng(0).standard_normal((12, 10))
+    grid = sciax.pde.Grid((12, 10), (12.0, 10.0))
+    w = np.array([-1 / 12, 4 / 3, -5 / 2, 4 / 3, -1 / 12])
+    padded = np.pad(v, 2)
+    want = sum(w[k] * (padded[k : k + 12, 2:12] + padded[2:14, k : k + 10]) for k in range(5))
+    np.testing.assert_allclose(fd.laplacian(jnp.asarray(v), grid, bc=z, order=4), want, rtol=0, atol=1e-12)

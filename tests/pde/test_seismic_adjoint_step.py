@@ -17,6 +17,7 @@ CASES = [
     (4, (24, 16), [(CPML(5), CPML(6)), Periodic()], "arithmetic"),
     (8, (12, 20), [(Neumann(), Dirichlet(0.0)), (CPML(4), CPML(4))], "arithmetic"),  # 12 < 2 * order: padded route
     (6, (22, 18), [(CPML(5), Neumann()), Periodic()], "harmonic"),  # the face values computed where read
+    (8, (20, 22), [sciax.pde.ZeroPadding(), (sciax.pde.ZeroPadding(), CPML(4))], "harmonic"),  # zeros outside
 ]
 
 

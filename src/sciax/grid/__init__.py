@@ -9,7 +9,7 @@ from here.
 
 - Geometry: `Grid` (points, spacing, `walls`, `integrate`).
 - Boundary conditions, per side of each axis: `Periodic`, `Dirichlet`, `Neumann`,
-  `Outflow`, `Reflective` (finite volumes),
+  `ZeroPadding` (Devito's zero halos), `Outflow`, `Reflective` (finite volumes),
   and the absorbing layers `Sponge`, `CPML` (`AbstractBoundary`,
   `AbstractAbsorbing`); `normalise_boundaries` turns a user's `bc=` into `Sides`,
   and `check_layers_fit` refuses layers wider than the grid. `layer_depth` gives
@@ -39,6 +39,7 @@ from ._boundary import (
     Reflective,
     Sides,
     Sponge,
+    ZeroPadding,
     as_halo,
     check_layers_fit,
     edges_only,
@@ -60,6 +61,7 @@ __all__ = [
     "Reflective",
     "AbstractAbsorbing",
     "Sponge",
+    "ZeroPadding",
     "CPML",
     "Sides",
     "normalise_boundaries",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -24,6 +25,9 @@ from ._regions import take
 
 class AbstractBoundary(eqx.Module):
     """One boundary condition, applied to one side of one axis of a `Grid`."""
+
+    # Whether `ghost` is zero whatever it is given: a padded layout's ghosts then never need writing.
+    zero_ghosts: ClassVar[bool] = False
 
     @abc.abstractmethod
     def ghost(self, mirror: Array, offsets: Array, dx: float, t, *, flux: bool) -> Array:
@@ -88,6 +92,27 @@ class Neumann(AbstractBoundary):
         if flux or self.flux == 0.0:
             return mirror
         return mirror + offsets * (dx * self.flux)
+
+
+class ZeroPadding(AbstractBoundary):
+    """Every ghost point outside the grid holds zero: of the field, of the face fields a staggered scheme
+    pads (`flux=True`) and of the coefficients it pads (e.g. `AcousticWave`'s `1/rho` or `rho`).
+
+    Devito's edge (its halos hold zeros, which no operator writes). For a field on the points: `u = 0`
+    one spacing past the edge point, for a 3-point stencil a Dirichlet condition there, for wider
+    stencils a zero extension (first order at the edge). On a staggered grid the face `i + 1/2` belongs
+    to the point `i`, so the two sides differ: the face below the first point is a ghost (no flux through
+    it: a rigid wall), the one above the last point is computed, from zeros past it (as in Devito's
+    staggered fields, e.g. its elastic examples; its acoustic operator computes that lower face inline).
+    For comparing with Devito, porting from it, or behind an absorbing layer, where the edge rule hardly
+    matters. A padded layout's ghosts along an axis with zeros on both sides are written once, never per
+    step (`AbstractHalo.zero_ghosts`; `AcousticWave`'s padded-state `Leapfrog` step).
+    """
+
+    zero_ghosts: ClassVar[bool] = True
+
+    def ghost(self, mirror, offsets, dx, t, *, flux):
+        return jnp.zeros_like(mirror)
 
 
 class Outflow(AbstractBoundary):
@@ -244,6 +269,11 @@ class AbstractHalo(eqx.Module):
         (the padded-state steps of `sciax.pde`'s wave models). `False` unless a halo says otherwise."""
         return False
 
+    def zero_ghosts(self, axis: int) -> bool:
+        """Whether `pad` along `axis` gives zeros on both sides, whatever the field (`ZeroPadding`), so that a
+        padded layout's ghosts along it need no writing. `False` unless a halo says otherwise."""
+        return False
+
     @property
     def blocks(self) -> int:
         """How many blocks the whole grid is cut into (one CPU device each when sharded): 1 on a whole grid."""
@@ -295,6 +325,9 @@ class BoundaryHalo(AbstractHalo):
     @property
     def pads_from_edges(self) -> bool:
         return True
+
+    def zero_ghosts(self, axis: int) -> bool:
+        return all(b.zero_ghosts for b in self.sides[axis])
 
     def pad(self, u, width, *, t=0.0, flux=False, axes=None):
         if u.ndim != self.grid.ndim:

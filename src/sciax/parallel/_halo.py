@@ -52,6 +52,11 @@ class ShardedHalo(AbstractHalo):
         # Neighbours send the `width` points next to their edges along the padded axis, whatever else `u` holds.
         return True
 
+    def zero_ghosts(self, axis: int) -> bool:
+        # Along an axis not split over the mesh, the ghosts are the boundary conditions' alone.
+        unsplit = self.names[axis] is None or self.sizes[axis] == 1
+        return unsplit and all(b.zero_ghosts for b in self.sides[axis])
+
     @property
     def blocks(self) -> int:
         return math.prod(self.sizes)

@@ -8,7 +8,7 @@
 - Methods: `ETDRK1`, `ETDRK2`, `ETDRK4` (`method=sciax.pde.ETDRK4(dt=...)`),
   integrating-factor `IFRK4`, IMEX `CNAB2` (all `AbstractSpectralStepper`), or
   any `sciax.ode` method by the method of lines.
-- Finite differences: boundary conditions `Periodic`, `Dirichlet`, `Neumann`,
+- Finite differences: boundary conditions `Periodic`, `Dirichlet`, `Neumann`, `ZeroPadding`,
   `Sponge`, `CPML` (per side; `AbstractHalo`/`BoundaryHalo` fill stencil halos);
   models `AbstractFDModel`, `FDModel`, `AbstractWaveModel`, `AcousticWave` (+ `ricker`);
   `ElasticWave`;
@@ -41,6 +41,7 @@ from ..grid import (
     Periodic,
     Reflective,
     Sponge,
+    ZeroPadding,
 )
 from . import fd, fv, learned, seismic, spectral, waves
 from ._fixed_step import AbstractFixedStep
@@ -88,6 +89,7 @@ __all__ = [
     "Outflow",
     "Reflective",
     "Sponge",
+    "ZeroPadding",
     "CPML",
     "AbstractHalo",
     "BoundaryHalo",

@@ -85,7 +85,8 @@ class AcousticWave(AbstractWaveModel):
 
     **Arguments:** `grid` (2-D or 3-D); `f0` (source frequency, 1/time);
     `receivers`: grid indices `(n_receivers, ndim)`; `bc`: `CPML(width)` (default,
-    all sides), `Neumann()`, `Dirichlet(0)` (pressure release), `Periodic()`, per
+    all sides), `Neumann()`, `Dirichlet(0)` (pressure release), `ZeroPadding()` (Devito's zero halos, with
+    `1/rho` or `rho` zero past the edge too; no ghost written per step), `Periodic()`, per
     side as for any FD model, or an `AbstractHalo` (then no CPML); `order`: 2-8;
     `amplitude` of the wavelet (default 1e-3); `density_average`: `"arithmetic"` (default:
     `1 / rho` at a half point is `2 / (rho_i + rho_{i+1})`, the effective density of Moczo et al.,
@@ -100,9 +101,9 @@ class AcousticWave(AbstractWaveModel):
     from shifted slices, edge strips from folded blocks: `split_evaluate`), the same values as the
     halo-padded step. Each axis's face flux `grad(p)/rho` is stored once per step
     (`sciax.grid.materialize`): fused into the second derivative it would be recomputed at each of
-    its `order` offsets. From order 6, where the edge strips of that step are many of the points (small
+    its `order` offsets. From order 4, where the edge strips of that step are many of the points (small
     grids, 3-D), `Leapfrog` carries the pressure with its ghost points instead (`padded_update`: no
-    edge strips; 200^3 order 8 ran 1.6x faster). Sharded with `sciax.parallel.shard`, sources,
+    edge strips; 200^3 order 8 ran 1.6x faster, order 4 1.4x). Sharded with `sciax.parallel.shard`, sources,
     receivers and CPML layers may lie along sharded axes; on a multi-core CPU one XLA device per core,
     with the grid sharded over them, is how a large 2-D grid uses every core (docs/parallel.md).
 
@@ -397,22 +398,25 @@ class AcousticWave(AbstractWaveModel):
     has_padded_step: ClassVar[bool] = True
 
     def padded_step_applies(self) -> bool:
-        """From order 6 (where the face flux is stored once per step anyway), where the one-pass step's edge
-        slabs (`4 (order - 1)` points per axis, run through the halo-padded operator) hold at least a tenth of
-        the points. Any boundary conditions: the ghosts along an axis are padded onto the points next to its
-        two edges, side by side, which a halo that `pads_from_edges` pads as it pads the whole axis (a
-        `BoundaryHalo`: periodic sides wrap across the two; on a block of a sharded grid, a `ShardedHalo`
-        brings the neighbours' edge points).
+        """From order 4 where the one-pass step's edge slabs (`4 (order - 1)` points per axis, through the
+        halo-padded operator) hold a tenth of the points or more (3-D, small 2-D grids), and at order 4 on grids
+        that stay in cache, where the one-pass step stores its face flux as this one does (`_stores_flux`); not at
+        order 2, whose one-pass step recomputes it in one fused pass. Any boundary conditions: the ghosts along an
+        axis are padded onto the points next to its two edges, side by side, as a halo that `pads_from_edges`
+        pads the whole axis (periodic sides wrap across the two; a `ShardedHalo` brings the neighbours' points).
 
-        Measured (float32, quiet 2-core machine, best of 5; jax 0.10.2 / 0.12.0.1), padded against
-        one-pass: 200^3 order 8, 100 steps, 3.33 / 3.11 s against 5.30 / 5.15 s (one core: 6.3 / 5.4
-        against 9.0 / 9.4 s); 300^2 order 8, 1,000 steps, 0.219 / 0.139 against 0.235 / 0.156 s (one core
-        0.174 / 0.141 against 0.184 / 0.170 s). At 2000^2 order 8 (slabs 2.8 % of the points) one core
-        lost (1.88 / 1.37 against 1.33 / 1.29 s: jax 0.10.2's XLA copies the field it writes in place),
-        both cores gained 5 %. 200^3 sharded over 2 CPU devices: 2.90 / 3.17 s against 5.49 / 5.41 s."""
-        half, shape = self.order // 2, self.grid.shape
-        slabs = sum(4 * (self.order - 1) / n for n in shape)
-        return self.order >= 6 and self.halo.pads_from_edges and all(n >= 4 * half for n in shape) and slabs >= 0.1
+        Measured (float32, 2-core machine, best of 5; jax 0.10.2 / 0.12.0.1), padded against one-pass: 200^3
+        order 8, 100 steps, 3.33 / 3.11 against 5.30 / 5.15 s (one core 6.3 / 5.4 against 9.0 / 9.4 s); 300^2
+        order 8, 1,000 steps, 0.219 / 0.139 against 0.235 / 0.156 s; at 2000^2 order 8 (slabs 2.8 % of the
+        points) one core lost (1.88 / 1.37 against 1.33 / 1.29 s), both cores gained 5 %; sharded over 2 CPU
+        devices, 200^3 order 8 2.90 / 3.17 against 5.49 / 5.41 s. Order 4 (session 47, jax 0.12.0.1, one core,
+        harmonic rule): 48^3 x 300 0.067 against 0.145 s, 200^3 x 30 1.23 against 1.73 s (both cores 0.86 against
+        1.44 s), 300^2 x 1,000 0.076 against 0.089 s, 362^2 x 700 0.104 against 0.114 s, but 500^2 x 400 0.154
+        against 0.101 s. Order 2: 48^3 x 300 0.060 against 0.047 s, 128^3 x 60 0.34 against 0.19 s."""
+        half, shape, order = self.order // 2, self.grid.shape, self.order
+        slabs = sum(4 * (order - 1) / n for n in shape)
+        pays = slabs >= 0.1 or (order == 4 and _stores_flux(order, self.grid.size))
+        return order >= 4 and self.halo.pads_from_edges and all(n >= 4 * half for n in shape) and pays
 
     def to_padded(self, p, t):
         half = self.order // 2
@@ -428,9 +432,12 @@ class AcousticWave(AbstractWaveModel):
         half, shape = self.order // 2, self.grid.shape
         pieces = []
         for axis in range(len(shape)):
+            if self.halo.zero_ghosts(axis):  # zeros since `to_padded`, never written over
+                pieces.append(None)
+                continue
             ghosts = self.halo.pad(fold(inner(p, half), axis, 2 * half), half, t=t, axes=(axis,))
             pieces.append((take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half)))
-        return place_ghosts(p, jax.lax.optimization_barrier(pieces), half)
+        return place_ghosts(p, jax.lax.optimization_barrier(pieces), half, padded=range(len(shape)))
 
     def padded_update(
         self, t, p, p_prev, out, operator: AcousticOperator, source: AcousticSource | None, dt, start: bool = False
@@ -463,12 +470,15 @@ class AcousticWave(AbstractWaveModel):
                 window = take(line, axis, first, first + count + order)
                 return apply(window, axis, range(1, order + 1), weights, count, 1 / h) * face_value(first, count)
 
-            edges = jnp.concatenate([faces(0, 2 * half), faces(n - 2 * half, 2 * half)], axis=axis)
-            ghosts = self.halo.pad(edges, half, t=t, flux=True, axes=(axis,))
-            ghosts = jax.lax.optimization_barrier((take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half)))
-            flux = place_ghosts(
-                pad_zeros(faces(0, n), half, axis), [ghosts if b == axis else None for b in range(len(shape))], half
-            )
+            flux = pad_zeros(faces(0, n), half, axis)
+            if self.halo.zero_ghosts(axis):  # stored once, not recomputed inside each shifted read of it
+                flux = jax.lax.optimization_barrier(flux)
+            else:
+                edges = jnp.concatenate([faces(0, 2 * half), faces(n - 2 * half, 2 * half)], axis=axis)
+                ghosts = self.halo.pad(edges, half, t=t, flux=True, axes=(axis,))
+                ghosts = (take(ghosts, axis, 0, half), take(ghosts, axis, 5 * half, 6 * half))
+                pieces = [jax.lax.optimization_barrier(ghosts) if b == axis else None for b in range(len(shape))]
+                flux = place_ghosts(flux, pieces, half)
             total = total + apply(flux, axis, range(order), weights, n, 1 / h)
         a, b, c = leapfrog_weights(dt, start)
         new = a * inner(p, half) - b * (p_prev if start else inner(p_prev, half)) + c * (operator.kappa * total)

@@ -148,10 +148,11 @@ class Leapfrog(AbstractFixedStep):
     or more on several CPU cores, where a new buffer per step lets XLA:CPU split the step over the
     cores (`_in_place_pays`; the blocks of a sharded grid share the cores, one device each). The start
     (the Taylor step) takes the same one-pass route. A model may instead give a padded-state step
-    (`AcousticWave` from order 6 where the one-pass step's edge slabs are many of the points, e.g. in
-    3-D): the time loop then carries the field with its ghost points, each step (and the start) reads
-    shifted slices only, writes the new field over the one two steps back where in place pays, and
-    refills the ghosts from the points next to the edges; the outputs are cut out at the save times.
+    (`AcousticWave` from order 4 where the one-pass step's edge slabs are many of the points, e.g. in
+    3-D, or at order 4 on grids in cache): the time loop then carries the field with its ghost points,
+    each step (and the start) reads shifted slices only, writes the new field over the one two steps
+    back where in place pays, and refills the ghosts from the points next to the edges (none to refill
+    along an axis of `ZeroPadding` sides); the outputs are cut out at the save times.
     At order 8 on large CPU grids the run is compiled for 512-bit vectors (`compiler_options`; pass
     `sciax.compiler_options(model, method)` to your own `jax.jit` around `simulate`).
 

@@ -128,9 +128,14 @@ def test_flux_storage_rule_follows_the_cpu_measurements():
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="an XLA:CPU rule")
-def test_joint_flux_rule_follows_the_cpu_measurements():
+def test_joint_flux_rule_follows_the_cpu_measurements(monkeypatch):
+    from sciax.pde.waves import _leapfrog as leapfrog
     from sciax.pde.waves._flux_rules import _joint_flux_pays
 
+    # Without AVX-512 the step runs in place on several cores too (`_in_place_pays`), and so joint.
+    monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: True)
+    assert _joint_flux_pays(6, 2000**2, 2) and _joint_flux_pays(8, 2000**2, 2)
+    monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: False)
     for threads in (1, 2):
         # One core: faster at orders 6 and 8 from 1000^2 (even at 600^2), slower at order 4 in cache.
         assert _joint_flux_pays(8, 1000**2, threads) and _joint_flux_pays(6, 1000**2, threads)
@@ -249,10 +254,17 @@ def test_split_step_rule_follows_the_gpu_measurements():
         assert _split_pays("gpu", reach, points) is faster, (reach, points)
 
 
-def test_in_place_rule_follows_the_cpu_measurements():
+def test_in_place_rule_follows_the_cpu_measurements(monkeypatch):
     # On several CPU cores the step is placed in a new buffer (which XLA:CPU splits over threads) only
-    # where that measured faster on 2 cores on both jax stacks (docs/benchmarks.md, session 20).
+    # where that measured faster on 2 cores on both jax stacks (docs/benchmarks.md, session 20), with AVX-512;
+    # without it, in place (its interior computed apart) measured faster everywhere (session 48).
+    from sciax.pde.waves import _leapfrog as leapfrog
     from sciax.pde.waves._leapfrog import _in_place_pays
+
+    monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: True)
+    for reach, points in ((7, 2000**2), (5, 2000**2), (7, 200**3)):  # 0.64 / 0.56 / 2.20 -> 0.31 / 0.31 / 1.26 s
+        assert _in_place_pays("cpu", reach, points, 2), (reach, points)
+    monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: False)
 
     measured = {  # (reach, points): in place as fast or faster on 2 cores
         (7, 2000**2): False,  # order 8: 2.18 -> 1.67 s (jax 0.10.2), 2.06 -> 1.55 s (0.12.0.1)
@@ -275,12 +287,19 @@ def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
     import sciax.pde.waves._leapfrog as leapfrog
 
     model, y0, params = _order8_case(seed=3)
+    # On this small grid AcousticWave would take its padded-state step (`test_acoustic_padded_step.py`).
+    monkeypatch.setattr(W.AcousticWave, "padded_step_applies", lambda self: False)
+    assert not leapfrog._padded(model, None)
     ts = np.array([0, 7, 50]) * 5e-4
     fields = []
     # A different `checkpoint` per variant (no effect on the forward run) keeps simulate's cached program apart.
-    for in_place, over_prev, checkpoint in ((True, False, None), (True, True, 64), (False, False, 32)):
+    # The in-place loops also with their interior computed apart and copied into place (`_apart_interior`).
+    variants = ((True, False, None, False), (True, True, 64, False), (False, False, 32, False))
+    variants += ((True, False, 16, True), (True, True, 8, True))
+    for in_place, over_prev, checkpoint, apart in variants:
         monkeypatch.setattr(leapfrog, "_in_place_pays", lambda *a, v=in_place: v)
         monkeypatch.setattr(leapfrog, "_BARRIERS_HOLD", over_prev)
+        monkeypatch.setattr(leapfrog, "_apart_interior", lambda m, v=apart: v)
         method = W.Leapfrog(5e-4, checkpoint=checkpoint)
         start = method.init(model, y0, method.prepare(model, params))
         assert (method.loop_state(model, start)[0].spare is None) is over_prev
@@ -290,6 +309,49 @@ def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
     assert scale > 0
     for other in fields[1:]:
         assert float(jnp.max(jnp.abs(fields[0] - other))) <= 1e-13 * scale
+
+
+def test_apart_interior_rule_follows_the_cpu_measurements(monkeypatch):
+    # An in-place step computes its interior apart (then copies it into place) only on XLA:CPU without AVX-512,
+    # where that measured faster (float32, one core, jax 0.12.0.1, AMD EPYC with AVX2; docs/benchmarks.md,
+    # session 48).
+    from sciax.pde.waves import _leapfrog as leapfrog
+
+    measured = {  # (ndim, reach, points): apart faster
+        (2, 7, 2000**2): True,  # order 8: 1.22 -> 0.50 s (20 steps)
+        (2, 5, 2000**2): True,  # order 6: 1.03 -> 0.45 s
+        (3, 7, 200**3): True,  # 4.23 -> 2.12 s
+        (3, 3, 200**3): True,  # order 4: 1.53 -> 0.98 s (10 steps)
+        (3, 1, 200**3): True,  # order 2: 1.09 -> 0.47 s
+        (2, 1, 2000**2): False,  # order 2: 0.77 -> 1.04 s (100 steps)
+        (2, 3, 2000**2): False,  # order 4: 0.63 -> 0.74 s (40 steps)
+        (2, 7, 1400**2): False,  # 0.42 -> 0.47 s
+        (2, 7, 600**2): False,  # 0.31 -> 0.40 s
+        (3, 7, 100**3): False,  # 0.49 -> 0.51 s
+    }
+    for emulated in (True, False):
+        monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda v=emulated: v)
+        for (ndim, reach, points), apart in measured.items():
+            assert leapfrog._apart_interior_pays("cpu", ndim, reach, points) is (apart and emulated), (ndim, reach)
+            assert not leapfrog._apart_interior_pays("gpu", ndim, reach, points)
+
+
+@pytest.mark.parametrize(
+    "text, emulated",
+    [
+        ("processor : 0\nflags : fpu sse2 avx fma avx2 bmi2\n", True),
+        ("flags : fpu avx2 avx512f avx512bw\n", False),
+        ("flags : fpu sse2 sse4_2\n", False),  # no AVX2: XLA:CPU uses no masked loads at all
+        ("Features : fp asimd sve\n", False),  # aarch64: no x86 flags line
+    ],
+)
+def test_masked_loads_emulated_reads_the_cpu_flags(tmp_path, text, emulated):
+    from sciax.pde.waves._leapfrog import _masked_loads_emulated
+
+    path = tmp_path / "cpuinfo"
+    path.write_text(text)
+    assert _masked_loads_emulated(str(path)) is emulated
+    assert _masked_loads_emulated(str(tmp_path / "missing")) is False
 
 
 def test_wide_vector_rule_follows_the_cpu_measurements():

@@ -19,7 +19,7 @@ from ..fd._model import grid_labels, locate, positive_field_problem, tie_problem
 from ._buoyancy import FaceBuoyancy, check_density_average, mean, next_point, points_with_ghosts
 from ._cpml import CPMLAxis, CPMLMemory, cpml_axis, cpml_profiles, damping_rate
 from ._flux_rules import _joint_flux_pays, _stores_flux
-from ._leapfrog import AbstractWaveModel, WaveCoefficients, _block_threads, leapfrog_weights
+from ._leapfrog import AbstractWaveModel, WaveCoefficients, _apart_interior, _block_threads, leapfrog_weights
 from ._padded_layout import pad_zeros, place_ghosts
 
 _OUTPUTS = ("p", "v", "seismogram")
@@ -485,6 +485,7 @@ class AcousticWave(AbstractWaveModel):
         if out is None:  # a new buffer: XLA:CPU may split this pass over its threads
             out = pad_zeros(new, half)
         else:
+            new = jax.lax.optimization_barrier(new) if _apart_interior(self) else new
             out = jax.lax.dynamic_update_slice(out, new.astype(out.dtype), (half,) * len(shape))
         if not start:
             # The barriers keep the ghosts' reads of the new field out of the in-place writes (each a copy otherwise).

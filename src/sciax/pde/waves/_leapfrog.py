@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import abc
+import functools
 import os
 from typing import Any, ClassVar, NamedTuple
 
@@ -152,7 +153,9 @@ class Leapfrog(AbstractFixedStep):
     3-D, or at order 4 on grids in cache): the time loop then carries the field with its ghost points,
     each step (and the start) reads shifted slices only, writes the new field over the one two steps
     back where in place pays, and refills the ghosts from the points next to the edges (none to refill
-    along an axis of `ZeroPadding` sides); the outputs are cut out at the save times.
+    along an axis of `ZeroPadding` sides); the outputs are cut out at the save times. On x86 CPUs
+    without AVX-512, large grids (2^21 points or more; 3-D, or 2-D from order 6) compute each step's new
+    interior into a buffer of its own and copy it into place (`_apart_interior_pays`).
     At order 8 on large CPU grids the run is compiled for 512-bit vectors (`compiler_options`; pass
     `sciax.compiler_options(model, method)` to your own `jax.jit` around `simulate`).
 
@@ -233,6 +236,8 @@ class Leapfrog(AbstractFixedStep):
             interior = lambda f: self._update_interior(model, f, reach)  # noqa: E731
             out = (state.spare, state.memory) if state.spare is not None and _in_place(model) else None
             overwrite = _over_prev if out is None and _overwrites_prev(model) else None
+            if (out is not None or overwrite is not None) and _apart_interior(model):
+                interior = lambda f: jax.lax.optimization_barrier(self._update_interior(model, f, reach))  # noqa: E731
             p_next, memory = split_evaluate(update, interior, fields, model.grid, reach, out, overwrite)
         else:
             p_next, memory = update(fields)
@@ -359,10 +364,47 @@ def _in_place_pays(backend: str, reach: int, points: int, threads: int) -> bool:
     fusions (`benchmarks/xla_cpu_threads.py`), which jax 0.10.2 and kernels outside a loop split. `threads`
     are those of one block of a sharded grid (`_block_threads`): sharded over 2 CPU devices on 2 cores, in
     place ran faster (jax 0.12.0.1, 100 steps): 3000^2 order 8 2.09 -> 1.76-1.81 s, 200^3 order 8 (the
-    padded-state step, 60 steps) 2.09-2.22 -> 1.86-1.89 s."""
+    padded-state step, 60 steps) 2.09-2.22 -> 1.86-1.89 s. Without AVX-512 (`_masked_loads_emulated`), where
+    the in-place step computes its interior apart (`_apart_interior_pays`), XLA:CPU splits that interior pass
+    over the cores and in place is faster everywhere; measured on an AMD EPYC (AVX2, 2 cores, jax 0.12.0.1,
+    20 steps), new buffer against in place: 2000^2 order 8 0.64 against 0.31 s, order 6 0.56 against 0.31 s,
+    200^3 order 8 2.20 against 1.26 s."""
     if backend != "cpu" or threads < 2:
         return True
-    return reach < 5 or points < 2**21
+    return reach < 5 or points < 2**21 or _masked_loads_emulated()
+
+
+def _apart_interior(model) -> bool:
+    """`_apart_interior_pays` for `model`'s grid (or block)."""
+    return _apart_interior_pays(jax.default_backend(), model.grid.ndim, model.leapfrog_reach, model.grid.size)
+
+
+def _apart_interior_pays(backend: str, ndim: int, reach: int, points: int) -> bool:
+    """Whether an in-place step computes its new interior into a buffer of its own (an optimization barrier)
+    and then copies it into place, rather than one fused in-place write: on XLA:CPU without AVX-512
+    (`_masked_loads_emulated`), on grids of 2^21 points or more, in 3-D and from order 6 in 2-D. jax 0.12's
+    XLA:CPU writes such a fusion as a loop over whole rows of the destination whose every read is a masked
+    load, which AVX2 emulates (`vmaskmovps`); its separate interior pass has plain loads. Measured on an AMD
+    EPYC (Zen, AVX2, one core, float32, best of 3), fused against apart: 2000^2 x 20 order 8 1.22 against
+    0.50 s, order 6 1.03 against 0.45 s; 200^3 x 20 order 8 4.23 against 2.12 s, 200^3 x 10 order 4 1.53
+    against 0.98 s, order 2 1.09 against 0.47 s; but 2000^2 x 100 order 2 0.77 against 1.04 s, 2000^2 x 40
+    order 4 0.63 against 0.74 s, 1400^2 x 40 order 8 0.42 against 0.47 s, 600^2 x 200 order 8 0.31 against
+    0.40 s, 100^3 x 40 order 8 0.49 against 0.51 s. With AVX-512 the fused write is kept: measured there
+    (sessions 17-47), it ran at Devito's speed per step."""
+    big = points >= 2**21 and (ndim >= 3 or reach >= 5)
+    return backend == "cpu" and big and _masked_loads_emulated()
+
+
+@functools.cache
+def _masked_loads_emulated(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this machine is x86-64 with AVX2 but not AVX-512 (read from Linux's `cpuinfo`; `False` where
+    that cannot be read, e.g. on other systems)."""
+    try:
+        with open(cpuinfo) as info:
+            flags = next((line.split() for line in info if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx2" in flags and "avx512f" not in flags
 
 
 def _wide_vectors_pay(backend: str, reach: int, points: int) -> bool:

@@ -314,7 +314,8 @@ def test_leapfrog_loop_out_of_place_equals_in_place(monkeypatch):
 def test_apart_interior_rule_follows_the_cpu_measurements(monkeypatch):
     # An in-place step computes its interior apart (then copies it into place) only on XLA:CPU without AVX-512,
     # where that measured faster (float32, one core, jax 0.12.0.1, AMD EPYC with AVX2; docs/benchmarks.md,
-    # session 48).
+    # session 48). With AVX-512 (AMD EPYC Zen 4, session 49) apart was slower: one core, 100 steps, 2000^2 order 8
+    # 1.20 -> 1.30 s, 200^3 order 8 3.49 -> 3.98 s.
     from sciax.pde.waves import _leapfrog as leapfrog
 
     measured = {  # (ndim, reach, points): apart faster
@@ -423,3 +424,46 @@ def _order8_case(seed: int, n: int = 40):
     y0 = {"p": jnp.zeros((n, n)), "v": jnp.zeros((n, n))}
     params = {"c": jnp.asarray(1500 + 500 * rng.random((n, n))), "source": jnp.asarray((n // 2, n // 3))}
     return model, y0, params
+
+
+def test_apart_interior_reaches_both_in_place_routes(monkeypatch):
+    # The equality tests above patch `_apart_interior` and compare fields, which would not notice a route that
+    # stopped asking it: here each in-place route's traced program gains its barrier where the rule holds.
+    import sciax.pde.waves._acoustic as acoustic
+    import sciax.pde.waves._leapfrog as leapfrog
+
+    model, y0, params = _order8_case(seed=5)
+    ts = np.array([0, 4]) * 5e-4
+    monkeypatch.setattr(leapfrog, "_in_place_pays", lambda *a: True)
+    checkpoints = iter(range(100, 110))  # one per program: simulate's cached programs stay apart
+
+    def barriers(padded: bool, apart: bool) -> int:
+        monkeypatch.setattr(W.AcousticWave, "padded_step_applies", lambda self: padded)
+        monkeypatch.setattr(leapfrog, "_apart_interior", lambda m: apart)
+        monkeypatch.setattr(acoustic, "_apart_interior", lambda m: apart)
+        assert leapfrog._padded(model, None) is padded
+        method = W.Leapfrog(5e-4, checkpoint=next(checkpoints))
+        run = jax.jit(lambda p: sciax.simulate(model, y0, ts, p, method=method, save="p").ys["p"])
+        return run.lower(params).as_text().count("optimization_barrier")
+
+    for padded in (False, True):
+        assert barriers(padded, True) > barriers(padded, False), f"padded={padded}"
+
+
+def test_in_place_without_avx512_only_where_the_interior_is_computed_apart(monkeypatch):
+    # Without AVX-512, several cores write in place only because the apart interior pass is the one XLA:CPU splits
+    # over them; a fused in-place write runs on one core. So wherever that CPU turns the in-place rule on, the
+    # apart rule must hold too (the two rules live side by side in `_leapfrog.py`).
+    import sciax.pde.waves._leapfrog as leapfrog
+
+    cases = [(ndim, reach, 2**e) for ndim in (2, 3) for reach in (1, 3, 5, 7) for e in (17, 20, 21, 23)]
+    cases = [case + (threads,) for case in cases for threads in (2, 16)]
+    widened = 0
+    for ndim, reach, points, threads in cases:
+        monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: False)
+        before = leapfrog._in_place_pays("cpu", reach, points, threads)
+        monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: True)
+        if leapfrog._in_place_pays("cpu", reach, points, threads) and not before:
+            widened += 1
+            assert leapfrog._apart_interior_pays("cpu", ndim, reach, points), (ndim, reach, points, threads)
+    assert widened > 0

@@ -1,6 +1,8 @@
 """The one-pass leapfrog step (`sciax.grid.split_evaluate`: interior from shifted slices, edge strips
 from folded blocks) against the halo-padded step it replaces (float64)."""
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -456,10 +458,9 @@ def test_in_place_without_avx512_only_where_the_interior_is_computed_apart(monke
     # apart rule must hold too (the two rules live side by side in `_leapfrog.py`).
     import sciax.pde.waves._leapfrog as leapfrog
 
-    cases = [(ndim, reach, 2**e) for ndim in (2, 3) for reach in (1, 3, 5, 7) for e in (17, 20, 21, 23)]
-    cases = [case + (threads,) for case in cases for threads in (2, 16)]
     widened = 0
-    for ndim, reach, points, threads in cases:
+    for ndim, reach, e, threads in itertools.product((2, 3), (1, 3, 5, 7), (17, 20, 21, 23), (2, 16)):
+        points = 2**e
         monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: False)
         before = leapfrog._in_place_pays("cpu", reach, points, threads)
         monkeypatch.setattr(leapfrog, "_masked_loads_emulated", lambda: True)

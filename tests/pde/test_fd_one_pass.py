@@ -317,10 +317,8 @@ def test_apart_interior_rule_follows_the_cpu_measurements(monkeypatch):
     # An in-place step computes its interior apart (then copies it into place) only on XLA:CPU without AVX-512,
     # where that measured faster (float32, one core, jax 0.12.0.1, AMD EPYC with AVX2; docs/benchmarks.md,
     # session 48). With AVX-512 (AMD EPYC Zen 4, session 49) apart was slower: one core, 100 steps, 2000^2 order 8
-    # 1.20 -> 1.30 s, 200^3 order 8 3.49 -> 3.98 s. On an AMD EPYC Zen 3 (AVX2, session 50) the rows held, one core,
-    # 100 steps, fused against apart: 2000^2 order 8 2.81 against 1.88 s, 200^3 order 8 8.39 against 7.12 s, 2000^2
-    # order 2 0.66-0.75 against 1.14-1.16 s, order 4 1.14-1.33 against 1.62-1.64 s; order 8, 1400^2 x 40 0.31-0.32
-    # against 0.39 s, 600^2 x 200 0.15 against 0.16-0.21 s, 100^3 x 40 0.27-0.30 against 0.34-0.35 s.
+    # 1.20 -> 1.30 s, 200^3 order 8 3.49 -> 3.98 s. On an AMD EPYC Zen 3 (AVX2) every row below held too
+    # (docs/benchmarks.md, session 50).
     from sciax.pde.waves import _leapfrog as leapfrog
 
     measured = {  # (ndim, reach, points): apart faster
